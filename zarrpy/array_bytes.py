@@ -1,0 +1,138 @@
+"""ArrayBytes: the one representation of a chunk inside the codec pipeline.
+
+A chunk is either
+
+- **fixed**: one C-contiguous numpy array of a fixed-size dtype (so "bytes"
+  are ``array.data``, and a numeric numpy array converts without a copy), or
+- **variable**: ``offsets`` (int64, n+1 entries, non-decreasing, starting at
+  0) and ``data`` (bytes); element *i* is ``data[offsets[i]:offsets[i+1]]``.
+
+Codecs never see Python object arrays. Conversion to and from user-facing
+numpy arrays happens once, at the array layer.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ._typing import Shape
+from .errors import CodecError
+
+
+class ArrayBytes:
+    """A chunk's elements, fixed-size or variable-length, with its shape."""
+
+    __slots__ = ("shape", "_array", "_offsets", "_data")
+
+    def __init__(self, shape: Shape, array=None, offsets=None, data=None):
+        self.shape: Shape = tuple(int(s) for s in shape)
+        self._array: np.ndarray | None = array
+        self._offsets: np.ndarray | None = offsets
+        self._data: bytes | None = data
+
+    # -- constructors --------------------------------------------------
+    @classmethod
+    def fixed(cls, buffer, shape: Shape, dtype) -> ArrayBytes:
+        """Wrap a contiguous buffer of ``prod(shape)`` elements of ``dtype``."""
+        dtype = np.dtype(dtype)
+        n = int(np.prod(shape, dtype=np.int64))
+        expected = n * dtype.itemsize
+        view = np.frombuffer(buffer, dtype=np.uint8) if not isinstance(buffer, np.ndarray) else buffer
+        if view.nbytes != expected:
+            raise CodecError(
+                f"fixed chunk of shape {tuple(shape)} and dtype {dtype} needs {expected} bytes, "
+                f"got {view.nbytes}"
+            )
+        arr = view.reshape(-1).view(np.uint8).view(dtype).reshape(shape)
+        return cls(shape, array=arr)
+
+    @classmethod
+    def from_array(cls, array: np.ndarray) -> ArrayBytes:
+        """Wrap a fixed-size numpy array; copies only if not C-contiguous."""
+        if array.dtype.hasobject:
+            raise CodecError("object arrays must be converted to variable form first")
+        return cls(array.shape, array=np.ascontiguousarray(array))
+
+    @classmethod
+    def variable(cls, offsets, data, shape: Shape) -> ArrayBytes:
+        """Wrap Arrow-style ``offsets`` (n+1) and ``data``; checks the offsets."""
+        offsets = np.asarray(offsets, dtype=np.int64)
+        data = bytes(data) if not isinstance(data, bytes) else data
+        n = int(np.prod(shape, dtype=np.int64))
+        if offsets.ndim != 1 or offsets.shape[0] != n + 1:
+            raise CodecError(f"variable chunk of {n} elements needs {n + 1} offsets, got {offsets.size}")
+        if offsets[0] != 0:
+            raise CodecError(f"variable chunk offsets must start at 0, got {int(offsets[0])}")
+        if n and np.any(np.diff(offsets) < 0):
+            raise CodecError("variable chunk offsets decrease")
+        if offsets[-1] != len(data):
+            raise CodecError(
+                f"variable chunk offsets end at {int(offsets[-1])} but data has {len(data)} bytes"
+            )
+        return cls(shape, offsets=offsets, data=data)
+
+    # -- accessors -----------------------------------------------------
+    @property
+    def is_fixed(self) -> bool:
+        return self._array is not None
+
+    @property
+    def array(self) -> np.ndarray:
+        """The elements of a fixed chunk as a C-contiguous numpy array."""
+        if self._array is None:
+            raise CodecError("a variable-length chunk has no fixed-size array view")
+        return self._array
+
+    @property
+    def offsets(self) -> np.ndarray:
+        if self._offsets is None:
+            raise CodecError("a fixed-size chunk has no offsets")
+        return self._offsets
+
+    @property
+    def data(self) -> bytes:
+        if self._data is None:
+            raise CodecError("a fixed-size chunk has no variable data")
+        return self._data
+
+    @property
+    def size(self) -> int:
+        """Number of elements."""
+        return int(np.prod(self.shape, dtype=np.int64))
+
+    @property
+    def nbytes(self) -> int:
+        """Bytes of element payload (excluding offsets)."""
+        return self._array.nbytes if self._array is not None else len(self._data or b"")
+
+    def reshape(self, shape: Shape) -> ArrayBytes:
+        """The same elements (C order) under a new shape of equal size."""
+        if self._array is not None:
+            return ArrayBytes(shape, array=self._array.reshape(shape))
+        return ArrayBytes(shape, offsets=self._offsets, data=self._data)
+
+    def take(self, flat_indices: np.ndarray, shape: Shape) -> ArrayBytes:
+        """Gather elements by flat C-order index into a chunk of ``shape``."""
+        if self._array is not None:
+            return ArrayBytes(shape, array=np.ascontiguousarray(self._array.reshape(-1)[flat_indices].reshape(shape)))
+        starts = self.offsets[:-1][flat_indices]
+        lengths = self.offsets[1:][flat_indices] - starts
+        new_offsets = np.zeros(len(lengths) + 1, dtype=np.int64)
+        np.cumsum(lengths, out=new_offsets[1:])
+        src = np.frombuffer(self.data, dtype=np.uint8)
+        if len(lengths):
+            # Vectorised gather of byte runs: index of every byte to copy.
+            total = int(new_offsets[-1])
+            run_starts = np.repeat(starts - new_offsets[:-1], lengths)
+            idx = np.arange(total, dtype=np.int64) + run_starts
+            data = src[idx].tobytes()
+        else:
+            data = b""
+        return ArrayBytes(shape, offsets=new_offsets, data=data)
+
+    def __repr__(self) -> str:
+        form = f"fixed {self._array.dtype}" if self._array is not None else "variable"
+        return f"<ArrayBytes {form} shape={self.shape} nbytes={self.nbytes}>"
+
+
+__all__ = ["ArrayBytes"]

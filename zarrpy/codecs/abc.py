@@ -1,0 +1,132 @@
+"""The codec contract.
+
+A codec is a small, immutable object built from its V3 JSON configuration.
+Three kinds exist, by what they consume and produce:
+
+- :class:`ArrayToArrayCodec` (e.g. ``transpose``): ArrayBytes -> ArrayBytes;
+- :class:`ArrayToBytesCodec` (e.g. ``bytes``): ArrayBytes -> bytes; a chain
+  has exactly one;
+- :class:`BytesToBytesCodec` (e.g. ``gzip``): bytes -> bytes.
+
+Every codec
+
+- round-trips its configuration: ``from_config(c).to_config() == c`` for any
+  normalised ``c``; a bad configuration raises :class:`CodecError` naming the
+  codec and field;
+- is bound to a chunk once through :meth:`Codec.resolve`, which validates the
+  data type and shape and returns the spec of what the codec *produces*;
+- is a plain synchronous function of its input: thread pools, stores and keys
+  belong to higher layers. Codecs must be thread-safe (no mutable state).
+"""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from dataclasses import dataclass
+from typing import Any, ClassVar, Mapping
+
+from .._typing import Shape
+from ..array_bytes import ArrayBytes
+from ..dtypes import DataType
+from ..errors import CodecError
+
+
+@dataclass(frozen=True, slots=True)
+class ChunkSpec:
+    """What a codec needs to know about a chunk: shape, type, fill value."""
+
+    shape: Shape
+    dtype: DataType
+    fill_value: Any
+
+    @property
+    def size(self) -> int:
+        n = 1
+        for s in self.shape:
+            n *= s
+        return n
+
+
+class Codec(ABC):
+    """Base of all codecs. Subclasses set ``name`` (the V3 name they write)."""
+
+    name: ClassVar[str]
+
+    @classmethod
+    def from_config(cls, config: Mapping[str, Any] | None) -> Codec:
+        """Build from a V3 ``configuration`` object (None when absent)."""
+        if config:
+            raise CodecError(f"codec {cls.name!r}: takes no configuration, got {dict(config)!r}")
+        return cls()
+
+    def to_config(self) -> dict[str, Any] | None:
+        """The V3 ``configuration`` object, or None to omit it."""
+        return None
+
+    def to_json(self) -> dict[str, Any]:
+        """The full V3 codec object ``{"name", "configuration"?}``."""
+        config = self.to_config()
+        return {"name": self.name} if config is None else {"name": self.name, "configuration": config}
+
+    def resolve(self, spec: ChunkSpec) -> ChunkSpec:
+        """Validate against ``spec``; return the spec of the encoded form.
+
+        Raises CodecError (naming this codec) if the chunk is unsupported.
+        """
+        return spec
+
+    def __eq__(self, other: object) -> bool:
+        return type(self) is type(other) and self.to_json() == other.to_json()  # type: ignore[union-attr]
+
+    def __hash__(self) -> int:
+        return hash((type(self), repr(self.to_json())))
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}({self.to_config() or ''})"
+
+
+class ArrayToArrayCodec(Codec):
+    """Transforms the elements of a chunk, e.g. reordering them."""
+
+    @abstractmethod
+    def encode(self, chunk: ArrayBytes, spec: ChunkSpec) -> ArrayBytes: ...
+
+    @abstractmethod
+    def decode(self, chunk: ArrayBytes, spec: ChunkSpec) -> ArrayBytes:
+        """Invert :meth:`encode`; ``spec`` is the *decoded* chunk's spec."""
+
+
+class ArrayToBytesCodec(Codec):
+    """Serialises a chunk's elements to bytes."""
+
+    @abstractmethod
+    def encode(self, chunk: ArrayBytes, spec: ChunkSpec) -> bytes: ...
+
+    @abstractmethod
+    def decode(self, data: bytes, spec: ChunkSpec) -> ArrayBytes:
+        """Parse ``data`` into a chunk of ``spec.shape``.
+
+        Raises ChunkDecodeError when ``data`` does not hold such a chunk. Must
+        never allocate more than the chunk's expected size on a header's word.
+        """
+
+    def compute_encoded_size(self, spec: ChunkSpec) -> int | None:
+        """Encoded size in bytes when it is fixed by ``spec``, else None."""
+        return None
+
+
+class BytesToBytesCodec(Codec):
+    """Transforms bytes to bytes (compression, checksums)."""
+
+    @abstractmethod
+    def encode(self, data: bytes, spec: ChunkSpec) -> bytes: ...
+
+    @abstractmethod
+    def decode(self, data: bytes, spec: ChunkSpec) -> bytes: ...
+
+    def compute_encoded_size(self, input_nbytes: int) -> int | None:
+        """Encoded size for an input of ``input_nbytes``, if deterministic."""
+        return None
+
+
+__all__ = ["ArrayToArrayCodec", "ArrayToBytesCodec", "BytesToBytesCodec", "ChunkSpec", "Codec"]

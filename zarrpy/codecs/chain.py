@@ -1,0 +1,124 @@
+"""A codec chain, validated once and bound to one chunk spec.
+
+``CodecChain`` holds the codecs of a ``codecs`` list in order (array-to-array*,
+exactly one array-to-bytes, bytes-to-bytes*). ``chain.bind(spec)`` resolves the
+spec through every codec once (checking data type and shape support) and
+returns a :class:`BoundChain` that encodes and decodes whole chunks.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Iterable, Sequence
+
+from ..array_bytes import ArrayBytes
+from ..errors import ChunkDecodeError, CodecError
+from .abc import ArrayToArrayCodec, ArrayToBytesCodec, BytesToBytesCodec, ChunkSpec, Codec
+from .registry import codec_from_json
+
+
+class CodecChain:
+    """An ordered, validated list of codecs."""
+
+    __slots__ = ("array_to_array", "array_to_bytes", "bytes_to_bytes")
+
+    def __init__(self, codecs: Iterable[Codec]):
+        a2a: list[ArrayToArrayCodec] = []
+        a2b: ArrayToBytesCodec | None = None
+        b2b: list[BytesToBytesCodec] = []
+        for codec in codecs:
+            if isinstance(codec, ArrayToArrayCodec):
+                if a2b is not None:
+                    raise CodecError(f"codec {codec.name!r}: array-to-array codecs must come before the array-to-bytes codec")
+                a2a.append(codec)
+            elif isinstance(codec, ArrayToBytesCodec):
+                if a2b is not None:
+                    raise CodecError(f"codec {codec.name!r}: a chain has exactly one array-to-bytes codec; {a2b.name!r} came first")
+                a2b = codec
+            elif isinstance(codec, BytesToBytesCodec):
+                if a2b is None:
+                    raise CodecError(f"codec {codec.name!r}: bytes-to-bytes codecs must come after the array-to-bytes codec")
+                b2b.append(codec)
+            else:
+                raise CodecError(f"{codec!r} is not a codec")
+        if a2b is None:
+            raise CodecError("codecs: a chain needs exactly one array-to-bytes codec (e.g. 'bytes')")
+        self.array_to_array: tuple[ArrayToArrayCodec, ...] = tuple(a2a)
+        self.array_to_bytes: ArrayToBytesCodec = a2b
+        self.bytes_to_bytes: tuple[BytesToBytesCodec, ...] = tuple(b2b)
+
+    @classmethod
+    def from_json(cls, codecs: Sequence[Any]) -> CodecChain:
+        """Build from a V3 ``codecs`` list (dicts, names or codec objects)."""
+        return cls(codec_from_json(c) for c in codecs)
+
+    @property
+    def codecs(self) -> tuple[Codec, ...]:
+        return (*self.array_to_array, self.array_to_bytes, *self.bytes_to_bytes)
+
+    def to_json(self) -> list[dict[str, Any]]:
+        return [c.to_json() for c in self.codecs]
+
+    def bind(self, spec: ChunkSpec) -> BoundChain:
+        """Resolve ``spec`` through the chain once; see :class:`BoundChain`."""
+        return BoundChain(self, spec)
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, CodecChain) and self.codecs == other.codecs
+
+    def __repr__(self) -> str:
+        return f"CodecChain({list(self.codecs)!r})"
+
+
+class BoundChain:
+    """A chain bound to one chunk spec: encode/decode whole chunks."""
+
+    __slots__ = ("chain", "spec", "_a2a_specs", "_a2b_spec", "encoded_size")
+
+    def __init__(self, chain: CodecChain, spec: ChunkSpec):
+        self.chain = chain
+        self.spec = spec
+        specs = []
+        for codec in chain.array_to_array:
+            specs.append(spec)
+            spec = codec.resolve(spec)
+        self._a2a_specs = tuple(specs)
+        self._a2b_spec = chain.array_to_bytes.resolve(spec)
+        size = chain.array_to_bytes.compute_encoded_size(self._a2b_spec)
+        for codec in chain.bytes_to_bytes:
+            codec.resolve(self._a2b_spec)
+            size = None if size is None else codec.compute_encoded_size(size)
+        self.encoded_size: int | None = size
+
+    def encode(self, chunk: ArrayBytes) -> bytes:
+        """Encode a chunk of ``spec.shape`` to its stored bytes."""
+        for codec, spec in zip(self.chain.array_to_array, self._a2a_specs):
+            chunk = codec.encode(chunk, spec)
+        data = self.chain.array_to_bytes.encode(chunk, self._a2b_spec)
+        for codec in self.chain.bytes_to_bytes:
+            data = codec.encode(data, self._a2b_spec)
+        return data
+
+    def decode(self, data: bytes) -> ArrayBytes:
+        """Decode stored bytes to a chunk of ``spec.shape``.
+
+        Raises ChunkDecodeError (or ChecksumError) if ``data`` is corrupt or
+        decodes to the wrong size.
+        """
+        for codec in reversed(self.chain.bytes_to_bytes):
+            data = codec.decode(data, self._a2b_spec)
+        chunk = self.chain.array_to_bytes.decode(data, self._a2b_spec)
+        _check_shape(chunk, self._a2b_spec, self.chain.array_to_bytes)
+        for codec, spec in zip(reversed(self.chain.array_to_array), reversed(self._a2a_specs)):
+            chunk = codec.decode(chunk, spec)
+        _check_shape(chunk, self.spec, self.chain.array_to_bytes)
+        return chunk
+
+
+def _check_shape(chunk: ArrayBytes, spec: ChunkSpec, codec: Codec) -> None:
+    if chunk.shape != spec.shape:
+        raise ChunkDecodeError(
+            f"codec {codec.name!r} decoded a chunk of shape {chunk.shape}, expected {spec.shape}"
+        )
+
+
+__all__ = ["BoundChain", "CodecChain"]

@@ -1,0 +1,111 @@
+"""Codec registry: V3 name -> codec class.
+
+Built-in codecs are listed as ``"module:Class"`` strings and imported on first
+use, so importing zarrpy loads no codec and starts nothing. Third-party codecs
+are found through the entry-point group ``zarrpy.codecs`` (entry name = V3
+codec name, value = ``"pkg.module:CodecClass"``), loaded on the first lookup
+that misses. :func:`register_codec` adds one by hand.
+"""
+
+from __future__ import annotations
+
+import importlib
+import threading
+from importlib.metadata import entry_points
+from types import MappingProxyType
+from typing import Any, Mapping
+
+from ..errors import CodecError, UnknownCodecError
+from .abc import Codec
+from .aliases import CODEC_ALIASES
+
+ENTRY_POINT_GROUP = "zarrpy.codecs"
+
+_BUILTIN: dict[str, str] = {
+    "bytes": "zarrpy.codecs.bytes:BytesCodec",
+    "transpose": "zarrpy.codecs.transpose:TransposeCodec",
+    "gzip": "zarrpy.codecs.gzip:GzipCodec",
+    "zstd": "zarrpy.codecs.zstd:ZstdCodec",
+    "blosc": "zarrpy.codecs.blosc:BloscCodec",
+    "crc32c": "zarrpy.codecs.crc32c:Crc32cCodec",
+}
+
+_registry: dict[str, type[Codec] | str] = dict(_BUILTIN)
+_lock = threading.Lock()
+_entry_points_loaded = False
+
+registered = MappingProxyType(_registry)
+"""Read-only view of the registry (values may be unimported ``"mod:Class"``)."""
+
+
+def register_codec(cls: type[Codec], *, name: str | None = None, replace: bool = False) -> None:
+    """Register ``cls`` under ``name`` (default ``cls.name``)."""
+    if not (isinstance(cls, type) and issubclass(cls, Codec)):
+        raise TypeError(f"{cls!r} is not a zarrpy Codec class")
+    key = name or cls.name
+    with _lock:
+        if key in _registry and not replace and _registry[key] is not cls:
+            raise CodecError(f"codec {key!r} is already registered; pass replace=True to override")
+        _registry[key] = cls
+
+
+def get_codec_class(name: str) -> type[Codec]:
+    """The class registered for ``name`` (aliases and entry points included)."""
+    canonical = CODEC_ALIASES.get(name, name)
+    found = _registry.get(canonical)
+    if found is None:
+        _load_entry_points()
+        found = _registry.get(canonical)
+    if found is None:
+        raise UnknownCodecError(
+            f"unknown codec {name!r}; known codecs: {', '.join(sorted(known_codec_names()))}. "
+            f"Third-party codecs are found through the entry-point group {ENTRY_POINT_GROUP!r}."
+        )
+    if isinstance(found, str):
+        found = _import(found, name)
+        with _lock:
+            _registry[canonical] = found
+    return found
+
+
+def codec_from_json(obj: Any) -> Codec:
+    """Build a codec from a V3 codec object (or the bare-name short-hand)."""
+    if isinstance(obj, Codec):
+        return obj
+    if isinstance(obj, str):
+        obj = {"name": obj}
+    if not isinstance(obj, Mapping) or not isinstance(obj.get("name"), str):
+        raise CodecError(f"codec: expected an object with a 'name', got {obj!r}")
+    unknown = set(obj) - {"name", "configuration", "must_understand"}
+    if unknown:
+        raise CodecError(f"codec {obj['name']!r}: unknown member(s) {sorted(unknown)}")
+    return get_codec_class(obj["name"]).from_config(obj.get("configuration"))
+
+
+def known_codec_names() -> set[str]:
+    _load_entry_points()
+    return set(_registry) | set(CODEC_ALIASES)
+
+
+def _import(target: str, name: str) -> type[Codec]:
+    module_name, _, attr = target.partition(":")
+    try:
+        cls = getattr(importlib.import_module(module_name), attr)
+    except (ImportError, AttributeError) as exc:
+        raise UnknownCodecError(f"codec {name!r}: cannot load {target!r}: {exc}") from exc
+    if not (isinstance(cls, type) and issubclass(cls, Codec)):
+        raise UnknownCodecError(f"codec {name!r}: {target!r} is not a zarrpy Codec class")
+    return cls
+
+
+def _load_entry_points() -> None:
+    global _entry_points_loaded
+    if _entry_points_loaded:
+        return
+    with _lock:
+        for ep in entry_points(group=ENTRY_POINT_GROUP):
+            _registry.setdefault(ep.name, ep.value)
+        _entry_points_loaded = True
+
+
+__all__ = ["ENTRY_POINT_GROUP", "codec_from_json", "get_codec_class", "register_codec", "registered"]

@@ -1,0 +1,251 @@
+"""Zarr data types: V3 names <-> numpy dtypes, and fill-value JSON.
+
+A :class:`DataType` is an immutable description of one element type. Fixed-size
+types map to a numpy dtype in native byte order (the stored byte order belongs
+to the ``bytes`` codec, not to the type). Variable-length types (strings,
+bytes) are flagged ``is_variable`` and travel through the pipeline as
+variable-form :class:`~zarrpy.array_bytes.ArrayBytes`.
+
+>>> DataType.from_json("float32").fill_from_json("NaN")
+np.float32(nan)
+>>> DataType.from_json("complex64").fill_to_json(np.complex64(1 - 1j))
+[1.0, -1.0]
+"""
+
+from __future__ import annotations
+
+import base64
+import math
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from .errors import MetadataError
+
+_CORE: dict[str, str] = {
+    "bool": "bool",
+    "int8": "int8",
+    "int16": "int16",
+    "int32": "int32",
+    "int64": "int64",
+    "uint8": "uint8",
+    "uint16": "uint16",
+    "uint32": "uint32",
+    "uint64": "uint64",
+    "float16": "float16",
+    "float32": "float32",
+    "float64": "float64",
+    "complex64": "complex64",
+    "complex128": "complex128",
+}
+
+# Float bit widths -> the unsigned type holding their bit pattern.
+_FLOAT_BITS = {2: np.uint16, 4: np.uint32, 8: np.uint64}
+
+
+@dataclass(frozen=True, slots=True)
+class DataType:
+    """One Zarr element type.
+
+    ``name`` is the V3 ``data_type`` name; ``numpy`` the in-memory dtype
+    (native byte order for numbers); ``is_variable`` marks types whose
+    elements have no fixed size.
+    """
+
+    name: str
+    numpy: np.dtype
+    is_variable: bool = False
+
+    # -- construction -------------------------------------------------
+    @classmethod
+    def from_json(cls, obj: Any) -> DataType:
+        """Parse a V3 ``data_type`` member (a name or ``{"name": …}``)."""
+        if isinstance(obj, dict):
+            name = obj.get("name")
+            config = obj.get("configuration")
+            if config not in (None, {}):
+                raise MetadataError(
+                    f"data_type: configuration {config!r} is not supported for {name!r}"
+                )
+        else:
+            name = obj
+        if not isinstance(name, str):
+            raise MetadataError(f"data_type: expected a name string, got {obj!r}")
+        if name in _CORE:
+            return cls(name, np.dtype(_CORE[name]))
+        if name.startswith("r") and name[1:].isdigit():
+            bits = int(name[1:])
+            if bits <= 0 or bits % 8:
+                raise MetadataError(f"data_type: {name!r} must have a positive multiple of 8 bits")
+            return cls(name, np.dtype(f"V{bits // 8}"))
+        raise MetadataError(
+            f"data_type: unknown data type {name!r}; known: {', '.join(sorted(_CORE))}, r<bits>"
+        )
+
+    @classmethod
+    def from_numpy(cls, dtype: Any) -> DataType:
+        """The data type for a numpy dtype (or anything ``np.dtype`` accepts)."""
+        if isinstance(dtype, DataType):
+            return dtype
+        if isinstance(dtype, str) and dtype in _CORE:
+            return cls.from_json(dtype)
+        try:
+            dt = np.dtype(dtype)
+        except TypeError as exc:
+            raise MetadataError(f"data_type: cannot interpret {dtype!r} as a data type") from exc
+        if dt.kind == "V" and dt.fields is None and dt.subdtype is None:
+            return cls(f"r{dt.itemsize * 8}", np.dtype(f"V{dt.itemsize}"))
+        native = dt.newbyteorder("=") if dt.byteorder not in ("=", "|") else dt
+        for name, np_name in _CORE.items():
+            if np.dtype(np_name) == native:
+                return cls(name, np.dtype(np_name))
+        raise MetadataError(f"data_type: numpy dtype {dt.str!r} has no Zarr V3 data type")
+
+    def to_json(self) -> str:
+        return self.name
+
+    @property
+    def itemsize(self) -> int:
+        """Bytes per element; 0 for variable-length types."""
+        return 0 if self.is_variable else self.numpy.itemsize
+
+    # -- fill values --------------------------------------------------
+    def default_fill(self) -> Any:
+        """The fill value used when none is given (zero / False / empty)."""
+        return np.zeros((), dtype=self.numpy)[()]
+
+    def fill_from_json(self, value: Any) -> Any:
+        """Decode a ``fill_value`` JSON member into a numpy scalar."""
+        kind = self.numpy.kind
+        try:
+            if kind == "b":
+                if not isinstance(value, bool):
+                    raise ValueError("expected true or false")
+                return np.bool_(value)
+            if kind in "iu":
+                return self.numpy.type(_parse_int(value, self.numpy))
+            if kind == "f":
+                return _parse_float(value, self.numpy)
+            if kind == "c":
+                if not isinstance(value, list) or len(value) != 2:
+                    raise ValueError("expected [real, imag]")
+                part = np.dtype(f"f{self.numpy.itemsize // 2}")
+                re, im = (_parse_float(v, part) for v in value)
+                out = np.zeros((), dtype=self.numpy)
+                out.real, out.imag = re, im
+                return out[()]
+            if kind == "V":
+                return _parse_raw(value, self.numpy.itemsize)
+        except (ValueError, TypeError, OverflowError) as exc:
+            raise MetadataError(
+                f"fill_value: {value!r} is not valid for data type {self.name!r}: {exc}"
+            ) from None
+        raise MetadataError(f"fill_value: data type {self.name!r} has no fill-value codec")
+
+    def fill_to_json(self, value: Any) -> Any:
+        """Encode a fill value (anything numpy can cast) as JSON."""
+        kind = self.numpy.kind
+        if kind == "V":
+            raw = value if isinstance(value, (bytes, bytearray)) else np.asarray(value).tobytes()
+            return list(bytes(raw))
+        scalar = self.coerce_fill(value)
+        if kind == "b":
+            return bool(scalar)
+        if kind in "iu":
+            return int(scalar)
+        if kind == "f":
+            return _float_to_json(scalar)
+        if kind == "c":
+            return [_float_to_json(scalar.real), _float_to_json(scalar.imag)]
+        raise MetadataError(f"fill_value: data type {self.name!r} has no fill-value codec")
+
+    def coerce_fill(self, value: Any) -> Any:
+        """Cast a user-given fill value to this type, refusing lossy casts."""
+        if value is None:
+            return self.default_fill()
+        if self.numpy.kind == "V":
+            return _parse_raw(value, self.numpy.itemsize)
+        try:
+            arr = np.asarray(value)
+            if arr.shape != ():
+                raise ValueError("expected a scalar")
+            out = arr.astype(self.numpy)
+            if self.numpy.kind in "iub" and arr.dtype.kind in "iuf" and out != arr:
+                raise ValueError("value is out of range or not integral")
+        except (ValueError, TypeError, OverflowError) as exc:
+            raise MetadataError(
+                f"fill_value: {value!r} cannot be cast to data type {self.name!r}: {exc}"
+            ) from None
+        return out[()]
+
+
+def _parse_int(value: Any, dtype: np.dtype) -> int:
+    if isinstance(value, bool):
+        raise TypeError("expected an integer, got a boolean")
+    if isinstance(value, float):
+        if not value.is_integer():
+            raise ValueError("expected an integer")
+        value = int(value)
+    if not isinstance(value, int):
+        raise TypeError("expected an integer")
+    info = np.iinfo(dtype)
+    if not info.min <= value <= info.max:
+        raise OverflowError(f"out of range [{info.min}, {info.max}]")
+    return value
+
+
+def _parse_float(value: Any, dtype: np.dtype) -> Any:
+    if isinstance(value, bool):
+        raise TypeError("expected a number, got a boolean")
+    if isinstance(value, (int, float)):
+        return dtype.type(value)
+    if value == "NaN":
+        return dtype.type("nan")
+    if value == "Infinity":
+        return dtype.type("inf")
+    if value == "-Infinity":
+        return dtype.type("-inf")
+    if isinstance(value, str) and value.startswith("0x"):
+        bits_type = _FLOAT_BITS.get(dtype.itemsize)
+        digits = value[2:]
+        if bits_type is None or len(digits) != dtype.itemsize * 2:
+            raise ValueError(f"hex float must have {dtype.itemsize * 2} hex digits")
+        return np.array(int(digits, 16), dtype=bits_type).view(dtype)[()]
+    raise ValueError('expected a number, "NaN", "Infinity", "-Infinity" or "0x…"')
+
+
+def _float_to_json(value: Any) -> Any:
+    value = np.asarray(value)
+    if np.isnan(value):
+        bits_type = _FLOAT_BITS[value.dtype.itemsize]
+        bits = int(value.view(bits_type))
+        canonical = int(np.array(np.nan, dtype=value.dtype).view(bits_type))
+        if bits == canonical:
+            return "NaN"
+        return "0x" + format(bits, f"0{value.dtype.itemsize * 2}x")
+    f = float(value)
+    if math.isinf(f):
+        return "Infinity" if f > 0 else "-Infinity"
+    return f
+
+
+def _parse_raw(value: Any, nbytes: int) -> bytes:
+    if isinstance(value, (bytes, bytearray)):
+        raw = bytes(value)
+    elif isinstance(value, str):
+        raw = base64.b64decode(value, validate=True)
+    elif isinstance(value, list):
+        if not all(isinstance(v, int) and not isinstance(v, bool) and 0 <= v <= 255 for v in value):
+            raise ValueError("expected a list of byte values 0..255")
+        raw = bytes(value)
+    elif isinstance(value, np.void):
+        raw = value.tobytes()
+    else:
+        raise TypeError("expected a list of byte values")
+    if len(raw) != nbytes:
+        raise ValueError(f"expected {nbytes} bytes, got {len(raw)}")
+    return raw
+
+
+__all__ = ["DataType"]

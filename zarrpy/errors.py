@@ -1,0 +1,73 @@
+"""The one exception tree of zarrpy.
+
+Every error zarrpy raises on purpose derives from :class:`ZarrpyError`. Each
+also derives from the closest builtin (``ValueError``, ``KeyError`` …) so that
+generic ``except`` clauses written for numpy or zarr-python keep working.
+Messages name the store key, codec or metadata field at fault.
+"""
+
+from __future__ import annotations
+
+
+class ZarrpyError(Exception):
+    """Base class of every zarrpy error."""
+
+
+class MetadataError(ZarrpyError, ValueError):
+    """A ``zarr.json`` / ``.zarray`` document is malformed or unsupported."""
+
+
+class NodeNotFoundError(ZarrpyError, FileNotFoundError):
+    """No array or group exists at the requested path."""
+
+
+class NodeExistsError(ZarrpyError, FileExistsError):
+    """An array or group already exists where a new one was to be created."""
+
+
+class CodecError(ZarrpyError, ValueError):
+    """A codec is misconfigured, or cannot handle the chunk it was given."""
+
+
+class UnknownCodecError(CodecError):
+    """No codec is registered (or discoverable) under a name."""
+
+
+class ChunkDecodeError(CodecError):
+    """A stored chunk could not be decoded (corrupt, truncated, wrong size)."""
+
+
+class ChecksumError(ChunkDecodeError):
+    """A stored checksum does not match the data (e.g. crc32c)."""
+
+
+class StoreError(ZarrpyError, OSError):
+    """A store could not carry out a request."""
+
+
+class InvalidKeyError(StoreError, ValueError):
+    """A store key is unsafe or malformed (``..``, absolute, NUL …)."""
+
+
+class ReadOnlyError(StoreError, PermissionError):
+    """A write was attempted on a store or array opened read-only."""
+
+
+class BoundsCheckError(ZarrpyError, IndexError):
+    """An index lies outside the array."""
+
+
+class SelectionError(ZarrpyError, IndexError):
+    """A selection is of a kind zarrpy does not support, or is malformed."""
+
+
+def at_key(exc: CodecError, key: str) -> ChunkDecodeError:
+    """Return ``exc`` re-raised as a :class:`ChunkDecodeError` naming ``key``.
+
+    Codecs know bytes, not keys; the array layer, which knows the key, calls
+    this. A ``ChecksumError`` stays a ``ChecksumError``.
+    """
+    cls = type(exc) if isinstance(exc, ChunkDecodeError) else ChunkDecodeError
+    new = cls(f"chunk {key!r}: {exc}")
+    new.key = key  # type: ignore[attr-defined]
+    return new

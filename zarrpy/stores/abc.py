@@ -1,0 +1,128 @@
+"""The store contract: a flat map of string keys to bytes.
+
+Keys are ``/``-separated relative paths (``"a/b/zarr.json"``). A missing key
+is not an error: ``get`` returns None. Stores know nothing of codecs or
+metadata; they move bytes, whole or by range, and list keys.
+
+Subclasses implement ``get``, ``set``, ``delete`` and ``list_prefix``; the
+rest has working defaults they may override for speed (``get_partial_values``
+to batch or run requests concurrently, ``list_dir`` to avoid a full listing).
+"""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from typing import Iterable, Iterator, Sequence
+
+from ..byte_range import ByteRequest
+from ..errors import InvalidKeyError, ReadOnlyError
+
+
+def validate_key(key: str) -> str:
+    """Return ``key`` if it is a safe relative store key, else raise.
+
+    Refused: non-strings, empty keys, absolute paths, backslashes, NUL,
+    empty / ``.`` / ``..`` segments (so no key can escape the store's root).
+    """
+    if not isinstance(key, str) or not key:
+        raise InvalidKeyError(f"invalid store key {key!r}: must be a non-empty string")
+    if "\x00" in key or "\\" in key:
+        raise InvalidKeyError(f"invalid store key {key!r}: NUL and backslash are not allowed")
+    if key.startswith("/"):
+        raise InvalidKeyError(f"invalid store key {key!r}: must be relative")
+    for part in key.split("/"):
+        if part in ("", ".", ".."):
+            raise InvalidKeyError(f"invalid store key {key!r}: empty, '.' or '..' segment")
+    return key
+
+
+def validate_prefix(prefix: str) -> str:
+    """Like :func:`validate_key` for list prefixes; ``""`` (the root) is fine."""
+    if prefix == "":
+        return prefix
+    return validate_key(prefix.rstrip("/")) + ("/" if prefix.endswith("/") else "")
+
+
+class Store(ABC):
+    """A key-value store of bytes."""
+
+    read_only: bool = False
+
+    # -- required ------------------------------------------------------
+    @abstractmethod
+    def get(self, key: str, byte_range: ByteRequest | None = None) -> bytes | None:
+        """The value (or the requested part of it), or None if ``key`` is missing."""
+
+    @abstractmethod
+    def _set(self, key: str, value: bytes) -> None: ...
+
+    @abstractmethod
+    def _delete(self, key: str) -> None: ...
+
+    @abstractmethod
+    def list_prefix(self, prefix: str) -> Iterator[str]:
+        """Every key starting with ``prefix`` (full keys, any order)."""
+
+    # -- provided ------------------------------------------------------
+    def set(self, key: str, value: bytes) -> None:
+        """Store ``value`` under ``key``, replacing any old value whole."""
+        self._check_writable(key)
+        self._set(validate_key(key), bytes(value) if not isinstance(value, bytes) else value)
+
+    def delete(self, key: str) -> None:
+        """Remove ``key``; a missing key is not an error."""
+        self._check_writable(key)
+        self._delete(validate_key(key))
+
+    def delete_prefix(self, prefix: str) -> None:
+        """Remove every key under ``prefix``."""
+        for key in list(self.list_prefix(validate_prefix(prefix))):
+            self.delete(key)
+
+    def get_partial_values(
+        self, requests: Sequence[tuple[str, ByteRequest | None]]
+    ) -> list[bytes | None]:
+        """Answer many (key, range) requests at once, in order."""
+        return [self.get(key, rng) for key, rng in requests]
+
+    def set_many(self, items: Iterable[tuple[str, bytes]]) -> None:
+        for key, value in items:
+            self.set(key, value)
+
+    def exists(self, key: str) -> bool:
+        return self.get(key) is not None
+
+    def list(self) -> Iterator[str]:
+        """Every key in the store."""
+        return self.list_prefix("")
+
+    def list_dir(self, prefix: str) -> Iterator[str]:
+        """Immediate children of ``prefix`` (a ``/``-terminated or empty path):
+        key names and sub-"directory" names, each once, without the prefix."""
+        prefix = validate_prefix(prefix)
+        if prefix and not prefix.endswith("/"):
+            prefix += "/"
+        seen: set[str] = set()
+        for key in self.list_prefix(prefix):
+            child = key[len(prefix) :].split("/", 1)[0]
+            if child not in seen:
+                seen.add(child)
+                yield child
+
+    @property
+    def url(self) -> str | None:
+        """A URL that reopens this store in another process, if there is one."""
+        return None
+
+    def _check_writable(self, key: str) -> None:
+        if self.read_only:
+            raise ReadOnlyError(f"cannot write {key!r}: the store is read-only")
+
+    def __eq__(self, other: object) -> bool:
+        return type(self) is type(other) and self.url is not None and self.url == other.url  # type: ignore[attr-defined]
+
+    def __hash__(self) -> int:
+        return hash((type(self), self.url)) if self.url is not None else id(self)
+
+
+__all__ = ["Store", "validate_key", "validate_prefix"]
