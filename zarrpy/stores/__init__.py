@@ -1,0 +1,76 @@
+"""Stores: where chunk and metadata bytes live.
+
+:func:`store_from_url` turns what a user passes as ``store`` (a Store, a path,
+a URL) into a :class:`Store`:
+
+==============================================  =========================
+``Store`` instance                              returned as is
+``dict``                                        ``MemoryStore(dict)``
+``pathlib.Path`` / ``"data/x.zarr"``            ``LocalStore``
+``"file:///abs/x.zarr"``                        ``LocalStore``
+``"memory://x"``, ``"s3://b/x"``, ``"zip::…"``  ``FsspecStore.from_url``
+==============================================  =========================
+"""
+
+from __future__ import annotations
+
+import os
+from typing import Any, Mapping
+from urllib.parse import urlsplit
+from urllib.request import url2pathname
+
+from .abc import Store
+from .fsspec import FsspecStore
+from .local import LocalStore
+from .memory import MemoryStore
+
+
+def _file_url_to_path(url: str) -> str:
+    parts = urlsplit(url)
+    if parts.query or parts.fragment:
+        raise ValueError(f"unsupported file URL {url!r}: no query or fragment allowed")
+    if parts.netloc in ("", "localhost"):
+        return url2pathname(parts.path)
+    # "file://data/x.zarr": fsspec reads this as the relative path data/x.zarr.
+    return url2pathname(parts.netloc + parts.path)
+
+
+def store_from_url(
+    store_like: Any,
+    *,
+    storage_options: Mapping[str, Any] | None = None,
+    read_only: bool = False,
+) -> Store:
+    """Return a :class:`Store` for ``store_like`` (see the module docstring).
+
+    ``storage_options`` go to fsspec and only make sense with an fsspec URL;
+    given with a local path they raise ``TypeError`` (so a typo'd URL does
+    not silently become a local directory). A ``file://`` URL *with*
+    ``storage_options`` goes to fsspec's local filesystem. A chained URL
+    (``zip::file:///a.zip``, ``simplecache::s3://…``) reaches fsspec untouched.
+    A Store passed in is returned as is, whatever ``read_only`` says.
+    """
+    if isinstance(store_like, Store):
+        return store_like
+    if isinstance(store_like, dict):
+        if storage_options:
+            raise TypeError("storage_options are only used with fsspec URLs, not with a dict")
+        return MemoryStore(store_like, read_only=read_only)
+    if isinstance(store_like, os.PathLike):
+        store_like = os.fspath(store_like)
+    if not isinstance(store_like, str):
+        raise TypeError(f"cannot make a store from {type(store_like).__name__} {store_like!r}")
+    url = store_like
+    is_url = "://" in url or "::" in url
+    if not is_url or (url.startswith("file://") and not storage_options):
+        if storage_options:
+            raise TypeError(
+                f"storage_options were given but {url!r} is a local path; "
+                "they are only used with fsspec URLs"
+            )
+        path = _file_url_to_path(url) if url.startswith("file://") else url
+        return LocalStore(path, read_only=read_only)
+    return FsspecStore.from_url(url, storage_options=dict(storage_options or {}), read_only=read_only)
+
+
+__all__ = ["FsspecStore", "LocalStore", "MemoryStore", "Store", "store_from_url"]

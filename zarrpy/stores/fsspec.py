@@ -1,0 +1,314 @@
+"""A store on any fsspec filesystem (s3://, gs://, http://, memory://, zip:: …).
+
+Key ``"a/b"`` is the file ``<path>/a/b`` of the filesystem. Range reads go
+through ``fs.cat_file(path, start, end)`` and batches through
+``fs.cat_ranges``, which an async filesystem (s3fs, gcsfs, HTTP) runs
+concurrently. Async filesystems are used through fsspec's own synchronous
+wrappers; this module is the only place in zarrpy that touches them.
+
+Semantics match the other stores: a missing key reads as None, a range past
+the end of a value is clamped like a file read, a suffix longer than the value
+is the whole value. Range edge cases that HTTP-style backends refuse
+(``416 Range Not Satisfiable`` for a start at or past the end) or that a
+filesystem does not implement (negative starts) are answered with one extra
+size lookup, only when they happen. Any other failure is a
+:class:`~zarrpy.errors.StoreError` naming the key.
+
+Writes go through ``fs.pipe_file``; their atomicity is the filesystem's (object
+stores replace whole objects; fsspec's local filesystem does not — use
+:class:`~zarrpy.stores.local.LocalStore` for local files).
+
+A store made by :meth:`FsspecStore.from_url` pickles as its URL and
+``storage_options`` and reopens from them; one made from a filesystem object
+pickles that object (fsspec filesystems pickle by their constructor
+arguments). Credentials in ``storage_options`` therefore travel in the pickle.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Iterator, Sequence
+
+import fsspec
+from fsspec.core import url_to_fs
+
+from ..byte_range import ByteRequest, OffsetRequest, RangeRequest, SuffixRequest
+from ..errors import StoreError
+from .abc import Store, validate_key, validate_prefix
+
+# Errors that mean "there is no value under this key".
+_MISSING = (FileNotFoundError, IsADirectoryError, NotADirectoryError)
+
+
+def _is_empty(request: ByteRequest | None) -> bool:
+    return (isinstance(request, RangeRequest) and request.start == request.end) or (
+        isinstance(request, SuffixRequest) and request.length == 0
+    )
+
+
+def _limits(request: ByteRequest | None) -> tuple[int | None, int | None]:
+    """``(start, end)`` for ``cat_file``; a suffix is a negative start."""
+    if request is None:
+        return None, None
+    if isinstance(request, RangeRequest):
+        return request.start, request.end
+    if isinstance(request, OffsetRequest):
+        return request.offset, None
+    if isinstance(request, SuffixRequest):
+        return -request.length, None
+    raise TypeError(f"not a byte request: {request!r}")
+
+
+def _trim(data: bytes, request: ByteRequest | None) -> bytes:
+    # A server that ignores the Range header answers with the whole value;
+    # fsspec passes that through. When the answer is longer than what was
+    # asked for it can only be the whole value, so cut the request out of it.
+    if isinstance(request, RangeRequest) and len(data) > request.end - request.start:
+        return data[request.start : request.end]
+    if isinstance(request, SuffixRequest) and len(data) > request.length:
+        return data[len(data) - request.length :]
+    return data
+
+
+def _reopen(url: str, storage_options: dict[str, Any], read_only: bool) -> "FsspecStore":
+    return FsspecStore.from_url(url, storage_options=storage_options, read_only=read_only)
+
+
+class FsspecStore(Store):
+    """Keys under ``path`` on the fsspec filesystem ``fs``.
+
+    Parameters
+    ----------
+    fs
+        A synchronous fsspec filesystem instance (async filesystems such as
+        s3fs are fine when created the default way, ``asynchronous=False``).
+    path
+        The store's root on ``fs`` (with or without the protocol).
+    read_only
+        Refuse ``set`` and ``delete`` with :class:`~zarrpy.errors.ReadOnlyError`.
+    """
+
+    def __init__(self, fs: fsspec.AbstractFileSystem, path: str = "", read_only: bool = False) -> None:
+        if getattr(fs, "asynchronous", False):
+            raise ValueError(
+                "FsspecStore needs a filesystem created with asynchronous=False; "
+                "zarrpy drives async filesystems through fsspec's sync wrappers"
+            )
+        self.fs = fs
+        root = fs._strip_protocol(path).rstrip("/") if path else ""
+        self.path = root
+        # What goes in front of a key: "bucket/prefix/" on object stores, "/"
+        # at the root of a local or memory filesystem.
+        self._prefix = root + "/" if root else fs.root_marker
+        self.read_only = read_only
+        self._url: str | None = None
+        self._storage_options: dict[str, Any] | None = None
+
+    @classmethod
+    def from_url(
+        cls,
+        url: str,
+        storage_options: dict[str, Any] | None = None,
+        read_only: bool = False,
+    ) -> "FsspecStore":
+        """Open ``url`` (``s3://bucket/x.zarr``, ``zip::file:///a.zip`` …).
+
+        ``storage_options`` go to the filesystem constructor (for a chained
+        URL, keyed by protocol as fsspec expects).
+        """
+        options = dict(storage_options or {})
+        try:
+            fs, path = url_to_fs(url, **options)
+        except (ImportError, ValueError) as exc:
+            raise StoreError(f"cannot open {url!r}: {exc}") from exc
+        store = cls(fs, path, read_only=read_only)
+        stripped = url.rstrip("/")
+        store._url = url if stripped.endswith(":") else stripped
+        store._storage_options = options
+        return store
+
+    # -- helpers -------------------------------------------------------------
+    def _full(self, key: str) -> str:
+        return self._prefix + validate_key(key)
+
+    def _key_of(self, path: str) -> str | None:
+        path = self.fs._strip_protocol(path)
+        if not path.startswith(self._prefix):
+            return None
+        key = path[len(self._prefix) :]
+        return key if key and not key.endswith("/") else None
+
+    def _error(self, verb: str, key: str, exc: BaseException) -> StoreError:
+        where = self.url or repr(self.fs)
+        return StoreError(f"cannot {verb} {key!r} in {where}: {type(exc).__name__}: {exc}")
+
+    # -- reads ---------------------------------------------------------------
+    def get(self, key: str, byte_range: ByteRequest | None = None) -> bytes | None:
+        path = self._full(key)
+        if _is_empty(byte_range):
+            return b"" if self._size(key, path) is not None else None
+        start, end = _limits(byte_range)
+        try:
+            data = self.fs.cat_file(path, start=start, end=end)
+        except _MISSING:
+            return None
+        except Exception as exc:  # noqa: BLE001 - retried once, then named
+            return self._get_fallback(key, path, byte_range, exc)
+        return _trim(data, byte_range)
+
+    def _size(self, key: str, path: str) -> int | None:
+        """The value's length in bytes, or None if the key is missing."""
+        try:
+            self.fs.invalidate_cache(path)
+            info = self.fs.info(path)
+        except _MISSING:
+            return None
+        except Exception as exc:  # noqa: BLE001
+            raise self._error("stat", key, exc) from exc
+        if info.get("type") == "directory":
+            return None
+        if info.get("size") is None:
+            raise self._error("stat", key, ValueError("the filesystem reports no size"))
+        return int(info["size"])
+
+    def _get_fallback(
+        self, key: str, path: str, request: ByteRequest | None, exc: BaseException
+    ) -> bytes | None:
+        """Retry a failed ranged read with explicit limits from the size.
+
+        Covers HTTP-style ``416`` answers for a start at/after the end and
+        filesystems without negative (suffix) starts. A failed whole read, or
+        one that fails again, is reported as a StoreError.
+        """
+        if request is None:
+            raise self._error("read", key, exc) from exc
+        nbytes = self._size(key, path)
+        if nbytes is None:
+            return None
+        if isinstance(request, RangeRequest):
+            start, end = request.start, min(request.end, nbytes)
+        elif isinstance(request, OffsetRequest):
+            start, end = request.offset, nbytes
+        else:
+            start, end = max(0, nbytes - request.length), nbytes
+        if start >= end:
+            return b""
+        try:
+            return _trim(self.fs.cat_file(path, start=start, end=end), RangeRequest(start, end))
+        except _MISSING:
+            return None
+        except Exception as exc2:  # noqa: BLE001
+            raise self._error("read", key, exc2) from exc2
+
+    def get_partial_values(
+        self, requests: Sequence[tuple[str, ByteRequest | None]]
+    ) -> list[bytes | None]:
+        """Answer all requests with one ``fs.cat_ranges`` call (concurrent on
+        async filesystems); results are in request order."""
+        out: list[bytes | None] = [None] * len(requests)
+        batch: list[int] = []
+        paths: list[str] = []
+        starts: list[int | None] = []
+        ends: list[int | None] = []
+        for i, (key, request) in enumerate(requests):
+            path = self._full(key)
+            if _is_empty(request):
+                out[i] = self.get(key, request)
+                continue
+            start, end = _limits(request)
+            batch.append(i)
+            paths.append(path)
+            starts.append(start)
+            ends.append(end)
+        if not batch:
+            return out
+        try:
+            results = self.fs.cat_ranges(paths, starts, ends, on_error="return")
+        except Exception as exc:  # noqa: BLE001 - whole batch failed: per key
+            results = [exc] * len(batch)
+        for i, path, result in zip(batch, paths, results):
+            key, request = requests[i]
+            if isinstance(result, _MISSING):
+                out[i] = None
+            elif isinstance(result, BaseException):
+                out[i] = self._get_fallback(key, path, request, result)
+            else:
+                out[i] = _trim(result, request)
+        return out
+
+    # -- writes --------------------------------------------------------------
+    def _set(self, key: str, value: bytes) -> None:
+        path = self._full(key)
+        try:
+            try:
+                self.fs.pipe_file(path, value)
+            except FileNotFoundError:
+                # Filesystems with real directories (local) want the parent.
+                self.fs.makedirs(self.fs._parent(path), exist_ok=True)
+                self.fs.pipe_file(path, value)
+        except Exception as exc:  # noqa: BLE001
+            raise self._error("write", key, exc) from exc
+
+    def _delete(self, key: str) -> None:
+        path = self._full(key)
+        try:
+            self.fs.rm_file(path)
+        except _MISSING:
+            pass
+        except Exception as exc:  # noqa: BLE001
+            raise self._error("delete", key, exc) from exc
+
+    # -- listing -------------------------------------------------------------
+    def list_prefix(self, prefix: str) -> Iterator[str]:
+        prefix = validate_prefix(prefix)
+        head = prefix.rpartition("/")[0]
+        directory = self._prefix + head if head else self._prefix.rstrip("/") or self._prefix
+        try:
+            self.fs.invalidate_cache(directory)
+            paths = self.fs.find(directory)
+        except _MISSING:
+            return
+        except Exception as exc:  # noqa: BLE001
+            raise self._error("list", prefix, exc) from exc
+        for path in paths:
+            key = self._key_of(path)
+            if key is not None and key.startswith(prefix):
+                yield key
+
+    def list_dir(self, prefix: str) -> Iterator[str]:
+        prefix = validate_prefix(prefix).rstrip("/")
+        directory = self._prefix + prefix if prefix else self._prefix.rstrip("/") or self._prefix
+        try:
+            self.fs.invalidate_cache(directory)
+            entries = self.fs.ls(directory, detail=False)
+        except _MISSING:
+            return
+        except Exception as exc:  # noqa: BLE001
+            raise self._error("list", prefix, exc) from exc
+        base = (prefix + "/") if prefix else ""
+        seen: set[str] = set()
+        for entry in entries:
+            key = self._key_of(entry.rstrip("/"))
+            if key is None or not key.startswith(base):
+                continue
+            child = key[len(base) :].split("/", 1)[0]
+            if child and child not in seen:
+                seen.add(child)
+                yield child
+
+    # -- identity and pickling -------------------------------------------------
+    @property
+    def url(self) -> str:
+        if self._url is not None:
+            return self._url
+        return self.fs.unstrip_protocol(self.path)
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        if self._url is not None:
+            return (_reopen, (self._url, self._storage_options, self.read_only))
+        return (FsspecStore, (self.fs, self.path, self.read_only))
+
+    def __repr__(self) -> str:
+        return f"FsspecStore({self.url!r}{', read_only=True' if self.read_only else ''})"
+
+
+__all__ = ["FsspecStore"]

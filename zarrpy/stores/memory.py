@@ -1,0 +1,110 @@
+"""An in-memory store: a dict of key -> bytes behind a lock.
+
+Useful for tests, scratch arrays and small data. The store pickles *by
+value* (its contents travel with it), so an array on a ``MemoryStore`` can be
+sent to a worker process; the copy there is independent of the original.
+
+>>> store = MemoryStore()
+>>> store.set("a/zarr.json", b"{}")
+>>> store.get("a/zarr.json")
+b'{}'
+>>> sorted(store.list_dir(""))
+['a']
+"""
+
+from __future__ import annotations
+
+import threading
+from typing import Any, Iterator, MutableMapping
+
+from ..byte_range import ByteRequest, SuffixRequest, slice_bytes
+from .abc import Store, validate_key, validate_prefix
+
+
+def _slice(value: bytes, request: ByteRequest | None) -> bytes:
+    # A suffix longer than the value is the whole value; ``slice_bytes`` would
+    # compute a negative start and wrap around, so clamp here.
+    if isinstance(request, SuffixRequest) and request.length >= len(value):
+        return value
+    return slice_bytes(value, request)
+
+
+class MemoryStore(Store):
+    """A thread-safe store that keeps every value in a dict.
+
+    Parameters
+    ----------
+    dict
+        An existing mapping of key -> bytes to use as the backing storage
+        (used as is, not copied, so the caller sees writes). A new empty dict
+        if None.
+    read_only
+        Refuse ``set`` and ``delete`` with :class:`~zarrpy.errors.ReadOnlyError`.
+
+    Notes
+    -----
+    ``url`` is None: there is no URL that reaches this memory from another
+    process. Two ``MemoryStore`` objects are equal when they share the same
+    backing dict.
+    """
+
+    def __init__(
+        self, dict: MutableMapping[str, bytes] | None = None, read_only: bool = False
+    ) -> None:
+        self._data: MutableMapping[str, bytes] = {} if dict is None else dict
+        self._lock = threading.Lock()
+        self.read_only = read_only
+
+    def get(self, key: str, byte_range: ByteRequest | None = None) -> bytes | None:
+        validate_key(key)
+        with self._lock:
+            value = self._data.get(key)
+        if value is None:
+            return None
+        return _slice(value, byte_range)
+
+    def _set(self, key: str, value: bytes) -> None:
+        with self._lock:
+            self._data[key] = value
+
+    def _delete(self, key: str) -> None:
+        with self._lock:
+            self._data.pop(key, None)
+
+    def exists(self, key: str) -> bool:
+        validate_key(key)
+        with self._lock:
+            return key in self._data
+
+    def list_prefix(self, prefix: str) -> Iterator[str]:
+        prefix = validate_prefix(prefix)
+        with self._lock:
+            keys = [k for k in self._data if k.startswith(prefix)]
+        return iter(keys)
+
+    def __len__(self) -> int:
+        with self._lock:
+            return len(self._data)
+
+    # -- identity and pickling ------------------------------------------
+    def __eq__(self, other: object) -> bool:
+        return type(self) is type(other) and self._data is other._data  # type: ignore[attr-defined]
+
+    def __hash__(self) -> int:
+        return hash((type(self), id(self._data)))
+
+    def __getstate__(self) -> dict[str, Any]:
+        with self._lock:
+            data = dict(self._data)
+        return {"data": data, "read_only": self.read_only}
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        self._data = state["data"]
+        self._lock = threading.Lock()
+        self.read_only = state["read_only"]
+
+    def __repr__(self) -> str:
+        return f"MemoryStore(<{len(self)} keys>{', read_only=True' if self.read_only else ''})"
+
+
+__all__ = ["MemoryStore"]
