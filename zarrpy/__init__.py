@@ -1,0 +1,54 @@
+"""zarrpy: a fast, safe storage engine for chunked, compressed N-dimensional arrays (Zarr V3).
+
+>>> import zarrpy, numpy as np
+>>> a = zarrpy.create_array({}, shape=(4, 4), dtype="uint16", chunks=(2, 2))
+>>> a[1:3, 1:3] = 7
+>>> int(a[...].sum())
+28
+"""
+
+from .api import create_array, create_group, open, open_array, open_group
+from .array import Array
+from .codecs.registry import register_codec
+from .errors import (
+    BoundsCheckError,
+    ChecksumError,
+    ChunkDecodeError,
+    CodecError,
+    InvalidKeyError,
+    MetadataError,
+    NodeExistsError,
+    NodeNotFoundError,
+    ReadOnlyError,
+    SelectionError,
+    StoreError,
+    UnknownCodecError,
+    ZarrpyError,
+)
+from .group import Group
+
+__version__ = "0.1.0"
+
+__all__ = [
+    "Array",
+    "BoundsCheckError",
+    "ChecksumError",
+    "ChunkDecodeError",
+    "CodecError",
+    "Group",
+    "InvalidKeyError",
+    "MetadataError",
+    "NodeExistsError",
+    "NodeNotFoundError",
+    "ReadOnlyError",
+    "SelectionError",
+    "StoreError",
+    "UnknownCodecError",
+    "ZarrpyError",
+    "create_array",
+    "create_group",
+    "open",
+    "open_array",
+    "open_group",
+    "register_codec",
+]

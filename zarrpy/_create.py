@@ -1,0 +1,173 @@
+"""Creating nodes: build V3 metadata from user arguments and write it safely.
+
+Shared by :func:`zarrpy.create_array` and :meth:`Group.create_array`. Nothing
+is written until the metadata and the codec chain have been fully validated,
+and an existing node is only replaced when ``overwrite=True``.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any, Iterable, Sequence
+
+import numpy as np
+
+from ._node import METADATA_KEY, join_key, write_metadata
+from .codecs.abc import ArrayToArrayCodec, ArrayToBytesCodec, BytesToBytesCodec, ChunkSpec, Codec
+from .codecs.chain import CodecChain
+from .codecs.registry import codec_from_json
+from .dtypes import DataType
+from .errors import CodecError, MetadataError, NodeExistsError
+from .metadata._parse import parse_json_document, parse_shape
+from .metadata.v3 import ArrayMetadataV3, ChunkKeyEncodingSpec, GroupMetadataV3
+from .stores.abc import Store
+
+# Target uncompressed chunk size for chunks="auto" (zarr-python aims for ~1 MiB too).
+_AUTO_CHUNK_NBYTES = 1 << 20
+
+
+def build_array_metadata(
+    *,
+    shape: Any,
+    dtype: Any,
+    chunks: Any = "auto",
+    shards: Any = None,
+    filters: Any = None,
+    compressors: Any = "auto",
+    serializer: Any = "auto",
+    fill_value: Any = None,
+    attributes: dict[str, Any] | None = None,
+    dimension_names: Sequence[str | None] | None = None,
+    chunk_key_encoding: Any = None,
+) -> ArrayMetadataV3:
+    """Validate user arguments and return the metadata of a new array."""
+    shape = parse_shape(list(shape) if isinstance(shape, (list, tuple)) else [shape], "shape")
+    data_type = DataType.from_numpy(dtype)
+    chunk_shape = _normalize_chunks(chunks, shape, data_type)
+    if shards is not None:
+        raise CodecError(
+            "codec 'sharding_indexed': shards= needs the sharding codec, which this version does not ship yet"
+        )
+    fill = data_type.coerce_fill(fill_value)
+    codecs = _build_codecs(filters, serializer, compressors, data_type)
+    spec = ChunkSpec(chunk_shape, data_type, fill)
+    codecs = _evolve(codecs, spec)
+    CodecChain(codecs).bind(spec)  # validates order and data-type support now, not at first write
+    return ArrayMetadataV3(
+        shape=shape,
+        data_type=data_type,
+        chunk_shape=chunk_shape,
+        fill_value=fill,
+        codecs=tuple(c.to_json() for c in codecs),
+        chunk_key_encoding=_parse_key_encoding(chunk_key_encoding),
+        attributes=dict(attributes or {}),
+        dimension_names=None if dimension_names is None else tuple(dimension_names),
+    )
+
+
+def _normalize_chunks(chunks: Any, shape: tuple[int, ...], dtype: DataType) -> tuple[int, ...]:
+    if chunks is None or (isinstance(chunks, str) and chunks == "auto"):
+        return _auto_chunks(shape, max(dtype.itemsize, 1))
+    if isinstance(chunks, (int, np.integer)):
+        chunks = (int(chunks),) * len(shape)
+    chunks = tuple(chunks)
+    if len(chunks) != len(shape):
+        raise MetadataError(f"chunks: {chunks} has {len(chunks)} dimensions, shape {shape} has {len(shape)}")
+    out = []
+    for c, s in zip(chunks, shape):
+        if c is None or c == -1:
+            c = max(s, 1)
+        if isinstance(c, bool) or not isinstance(c, (int, np.integer)) or c < 1:
+            raise MetadataError(f"chunks: expected positive integers, got {chunks}")
+        out.append(int(c))
+    return tuple(out)
+
+
+def _auto_chunks(shape: tuple[int, ...], itemsize: int) -> tuple[int, ...]:
+    """Halve the largest dimension until a chunk is at most ~1 MiB."""
+    chunks = [max(s, 1) for s in shape]
+    while math.prod(chunks) * itemsize > _AUTO_CHUNK_NBYTES:
+        i = max(range(len(chunks)), key=lambda j: chunks[j])
+        if chunks[i] == 1:
+            break
+        chunks[i] = -(-chunks[i] // 2)
+    return tuple(chunks)
+
+
+def _as_codecs(value: Any, kind: type, what: str) -> list[Codec]:
+    if value is None:
+        return []
+    if isinstance(value, (Codec, dict, str)):
+        value = [value]
+    codecs = [codec_from_json(v) for v in value]
+    for c in codecs:
+        if not isinstance(c, kind):
+            raise CodecError(f"{what}: codec {c.name!r} is not a {kind.__name__}")
+    return codecs
+
+
+def _build_codecs(filters: Any, serializer: Any, compressors: Any, data_type: DataType) -> list[Codec]:
+    from .codecs.bytes import BytesCodec
+
+    if isinstance(serializer, str) and serializer == "auto":
+        serializer = BytesCodec(None if data_type.itemsize == 1 or data_type.numpy.kind == "V" else "little")
+    if isinstance(compressors, str) and compressors == "auto":
+        compressors = [{"name": "zstd", "configuration": {"level": 0, "checksum": False}}]
+    return [
+        *_as_codecs(filters, ArrayToArrayCodec, "filters"),
+        *_as_codecs(serializer, ArrayToBytesCodec, "serializer"),
+        *_as_codecs(compressors, BytesToBytesCodec, "compressors"),
+    ]
+
+
+def _evolve(codecs: list[Codec], spec: ChunkSpec) -> list[Codec]:
+    """Let codecs fill in settings that depend on the chunk (e.g. blosc typesize)."""
+    out = []
+    for codec in codecs:
+        evolve = getattr(codec, "evolve", None)
+        if evolve is not None:
+            codec = evolve(spec)
+        if isinstance(codec, ArrayToArrayCodec):
+            spec = codec.resolve(spec)
+        out.append(codec)
+    return out
+
+
+def _parse_key_encoding(value: Any) -> ChunkKeyEncodingSpec:
+    if value is None:
+        return ChunkKeyEncodingSpec()
+    if isinstance(value, ChunkKeyEncodingSpec):
+        return value
+    if isinstance(value, dict) and "separator" in value and "configuration" not in value:
+        # zarr-python's short form {"name": "v2", "separator": "."}
+        value = {"name": value.get("name", "default"), "configuration": {"separator": value["separator"]}}
+    return ChunkKeyEncodingSpec.from_json(value)
+
+
+def node_exists(store: Store, path: str) -> bool:
+    return store.get(join_key(path, METADATA_KEY)) is not None
+
+
+def prepare_node(store: Store, path: str, *, overwrite: bool) -> None:
+    """Make room for a new node at ``path``.
+
+    Checks everything before writing anything: an existing node is an error
+    unless ``overwrite`` (then it is removed with all its keys), and no node
+    may be made inside an array. Missing parents become groups.
+    """
+    parts = path.split("/") if path else []
+    missing = []
+    for i in range(len(parts)):
+        parent = "/".join(parts[:i])
+        key = join_key(parent, METADATA_KEY)
+        raw = store.get(key)
+        if raw is None:
+            missing.append(parent)
+        elif parse_json_document(raw, key).get("node_type") == "array":
+            raise NodeExistsError(f"cannot create a node at {path!r}: {parent or '/'!r} is an array")
+    if node_exists(store, path):
+        if not overwrite:
+            raise NodeExistsError(f"a node already exists at path {path or '/'!r}; pass overwrite=True to replace it")
+        store.delete_prefix(join_key(path, "") if path else "")
+    for parent in missing:
+        write_metadata(store, parent, GroupMetadataV3())

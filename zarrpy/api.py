@@ -1,0 +1,180 @@
+"""The public functions: create and open arrays and groups.
+
+``store`` is always a path, an fsspec URL (``s3://…``, ``memory://…``,
+``zip::…``) or a :class:`~zarrpy.stores.abc.Store`; ``storage_options`` are
+passed to fsspec. Modes follow zarr-python: ``r`` read-only, ``r+`` read/write
+(must exist), ``a`` read/write (create if missing), ``w`` create (replace),
+``w-`` create (fail if present).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from ._create import build_array_metadata, node_exists, prepare_node
+from ._node import normalize_path, read_metadata, write_metadata
+from .array import Array
+from .errors import NodeNotFoundError
+from .group import Group
+from .metadata.v3 import ArrayMetadataV3
+from .stores import store_from_url
+from .stores.abc import Store
+
+_MODES = ("r", "r+", "a", "w", "w-")
+
+
+def _check_mode(mode: str) -> None:
+    if mode not in _MODES:
+        raise ValueError(f"mode must be one of {_MODES}, got {mode!r}")
+
+
+def _store(store: Any, storage_options: dict[str, Any] | None, mode: str = "a") -> Store:
+    return store_from_url(store, storage_options=storage_options, read_only=(mode == "r"))
+
+
+def create_array(
+    store: Any,
+    *,
+    name: str | None = None,
+    shape: Any = None,
+    dtype: Any = None,
+    chunks: Any = "auto",
+    shards: Any = None,
+    filters: Any = None,
+    compressors: Any = "auto",
+    serializer: Any = "auto",
+    fill_value: Any = None,
+    zarr_format: int = 3,
+    attributes: dict[str, Any] | None = None,
+    dimension_names: Any = None,
+    chunk_key_encoding: Any = None,
+    storage_options: dict[str, Any] | None = None,
+    overwrite: bool = False,
+    write_empty_chunks: bool = False,
+    data: Any = None,
+) -> Array:
+    """Create a new array and return it (open for writing).
+
+    ``shape`` and ``dtype`` may be left out when ``data`` is given; ``data``
+    is then written. Codecs are codec objects or their V3 JSON dicts;
+    ``compressors="auto"`` is zstd level 0, as in zarr-python.
+    """
+    if zarr_format != 3:
+        raise ValueError(f"zarr_format={zarr_format!r}: only Zarr V3 can be written in this version")
+    return _create_array_at(
+        _store(store, storage_options),
+        normalize_path(name),
+        shape=shape, dtype=dtype, chunks=chunks, shards=shards, filters=filters,
+        compressors=compressors, serializer=serializer, fill_value=fill_value,
+        attributes=attributes, dimension_names=dimension_names,
+        chunk_key_encoding=chunk_key_encoding, overwrite=overwrite,
+        write_empty_chunks=write_empty_chunks, data=data,
+    )
+
+
+def _create_array_at(store: Store, path: str, *, overwrite: bool, write_empty_chunks: bool,
+                     data: Any = None, **kwargs: Any) -> Array:
+    if data is not None:
+        data = np.asarray(data)
+        if kwargs.get("shape") is None:
+            kwargs["shape"] = data.shape
+        if kwargs.get("dtype") is None:
+            kwargs["dtype"] = data.dtype
+    if kwargs.get("shape") is None or kwargs.get("dtype") is None:
+        raise TypeError("create_array needs shape= and dtype= (or data=)")
+    metadata = build_array_metadata(**kwargs)
+    prepare_node(store, path, overwrite=overwrite)
+    write_metadata(store, path, metadata)
+    array = Array(store, path, metadata, write_empty_chunks=write_empty_chunks)
+    if data is not None:
+        array[...] = data
+    return array
+
+
+def open_array(
+    store: Any,
+    *,
+    mode: str = "r",
+    path: str | None = None,
+    zarr_format: int | None = None,
+    storage_options: dict[str, Any] | None = None,
+    write_empty_chunks: bool = False,
+    **create_kwargs: Any,
+) -> Array:
+    """Open an existing array (modes ``r``, ``r+``, ``a``), or create one
+    (``w``, ``w-``, or ``a`` when missing) from ``create_kwargs``."""
+    _check_mode(mode)
+    if zarr_format not in (None, 3):
+        raise ValueError(f"zarr_format={zarr_format!r}: only Zarr V3 is supported in this version")
+    s = _store(store, storage_options, mode)
+    p = normalize_path(path)
+    if mode in ("w", "w-") or (mode == "a" and create_kwargs and not node_exists(s, p)):
+        return _create_array_at(s, p, overwrite=(mode == "w"), write_empty_chunks=write_empty_chunks, **create_kwargs)
+    if create_kwargs:
+        raise TypeError(f"unexpected arguments for opening an existing array: {sorted(create_kwargs)}")
+    return Array.open(s, p, read_only=(mode == "r"), write_empty_chunks=write_empty_chunks)
+
+
+def open_group(
+    store: Any = None,
+    *,
+    mode: str = "a",
+    path: str | None = None,
+    zarr_format: int | None = None,
+    storage_options: dict[str, Any] | None = None,
+    attributes: dict[str, Any] | None = None,
+) -> Group:
+    """Open a group, creating it when ``mode`` allows (``a``, ``w``, ``w-``)."""
+    _check_mode(mode)
+    if zarr_format not in (None, 3):
+        raise ValueError(f"zarr_format={zarr_format!r}: only Zarr V3 is supported in this version")
+    s = _store(store if store is not None else {}, storage_options, mode)
+    p = normalize_path(path)
+    if mode in ("w", "w-"):
+        return Group.create(s, p, attributes=attributes, overwrite=(mode == "w"))
+    if mode == "a" and not node_exists(s, p):
+        return Group.create(s, p, attributes=attributes)
+    return Group.open(s, p, read_only=(mode == "r"))
+
+
+def create_group(store: Any, *, path: str | None = None, attributes: dict[str, Any] | None = None,
+                 overwrite: bool = False, storage_options: dict[str, Any] | None = None) -> Group:
+    """Create a new group (``overwrite=True`` replaces an existing node)."""
+    return Group.create(_store(store, storage_options), normalize_path(path), attributes=attributes,
+                        overwrite=overwrite)
+
+
+def open(
+    store: Any = None,
+    *,
+    mode: str = "a",
+    path: str | None = None,
+    zarr_format: int | None = None,
+    storage_options: dict[str, Any] | None = None,
+    **kwargs: Any,
+) -> Array | Group:
+    """Open whatever node is at ``path`` (array or group). When nothing is
+    there and ``mode`` allows, create an array if ``shape`` is given, else a group."""
+    _check_mode(mode)
+    s = _store(store if store is not None else {}, storage_options, mode)
+    p = normalize_path(path)
+    try:
+        metadata = read_metadata(s, p)
+    except NodeNotFoundError:
+        if mode in ("r", "r+"):
+            raise
+        if "shape" in kwargs:
+            return open_array(s, mode=mode, path=p, **kwargs)
+        return open_group(s, mode=mode, path=p, **kwargs)
+    if mode in ("w", "w-"):
+        if "shape" in kwargs:
+            return open_array(s, mode=mode, path=p, **kwargs)
+        return open_group(s, mode=mode, path=p, **kwargs)
+    if isinstance(metadata, ArrayMetadataV3):
+        return Array(s, p, metadata, read_only=(mode == "r"))
+    return Group(s, p, metadata, read_only=(mode == "r"))
+
+
+__all__ = ["create_array", "create_group", "open", "open_array", "open_group"]

@@ -1,0 +1,481 @@
+"""The user-facing Array: numpy-style reads and writes over chunked storage.
+
+This module orchestrates: the indexer says which chunks a selection touches,
+the store fetches their bytes in one batch, the bound codec chain decodes them
+on the shared pool, and the results are scattered into the output. Writes run
+the same path backwards (read-modify-write only for partly covered chunks).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Any, Iterable, Sequence
+
+import numpy as np
+
+from ._node import Attributes, join_key, read_metadata, write_metadata
+from ._typing import ChunkCoords, Shape
+from .array_bytes import ArrayBytes
+from .chunk_grid import RegularChunkGrid
+from .chunk_key_encoding import decode_chunk_key, encode_chunk_key
+from .codecs.abc import ChunkSpec
+from .codecs.chain import CodecChain
+from .concurrency import map_chunks
+from .errors import (
+    CodecError,
+    MetadataError,
+    NodeNotFoundError,
+    ReadOnlyError,
+    SelectionError,
+    at_key,
+)
+from .indexing import ChunkProjection, OrthogonalIndexer
+from .metadata.v3 import ArrayMetadataV3
+from .stores.abc import Store
+
+# Chunks handled per store round trip: bounds memory for huge selections while
+# keeping batches large enough for concurrent IO and decoding.
+_BATCH = 256
+
+
+class Array:
+    """A chunked, compressed N-dimensional array in a store.
+
+    Open one with :func:`zarrpy.open_array` or create one with
+    :func:`zarrpy.create_array`. Indexing follows numpy: ``a[1:5, ::2]``,
+    ``a[..., 3]``, ``a[-1]``; ``a.oindex[[1, 5], :]`` selects orthogonally.
+    """
+
+    def __init__(
+        self,
+        store: Store,
+        path: str,
+        metadata: ArrayMetadataV3,
+        *,
+        read_only: bool = False,
+        write_empty_chunks: bool = False,
+    ):
+        self._store = store
+        self._path = path
+        self._read_only = read_only or store.read_only
+        self.write_empty_chunks = write_empty_chunks
+        self._set_metadata(metadata)
+
+    def _set_metadata(self, metadata: ArrayMetadataV3) -> None:
+        self._metadata = metadata
+        self._chain = CodecChain.from_json(metadata.codecs)
+        self._grid = RegularChunkGrid(metadata.shape, metadata.chunk_shape)
+        self._fill = _fill_scalar(metadata)
+        self._bound = self._chain.bind(ChunkSpec(metadata.chunk_shape, metadata.data_type, metadata.fill_value))
+
+    @classmethod
+    def open(cls, store: Store, path: str = "", *, read_only: bool = False, **kwargs: Any) -> Array:
+        metadata = read_metadata(store, path)
+        if not isinstance(metadata, ArrayMetadataV3):
+            raise NodeNotFoundError(f"path {path!r} holds a group, not an array")
+        return cls(store, path, metadata, read_only=read_only, **kwargs)
+
+    # -- description ---------------------------------------------------
+    @property
+    def metadata(self) -> ArrayMetadataV3:
+        return self._metadata
+
+    @property
+    def store(self) -> Store:
+        return self._store
+
+    @property
+    def path(self) -> str:
+        return self._path
+
+    @property
+    def name(self) -> str:
+        return "/" + self._path
+
+    @property
+    def basename(self) -> str:
+        return self._path.rsplit("/", 1)[-1]
+
+    @property
+    def shape(self) -> Shape:
+        return self._metadata.shape
+
+    @property
+    def chunks(self) -> Shape:
+        return self._metadata.chunk_shape
+
+    @property
+    def ndim(self) -> int:
+        return len(self.shape)
+
+    @property
+    def size(self) -> int:
+        return math.prod(self.shape)
+
+    @property
+    def dtype(self) -> np.dtype:
+        return self._metadata.data_type.numpy
+
+    @property
+    def fill_value(self) -> Any:
+        return self._metadata.fill_value
+
+    @property
+    def nbytes(self) -> int:
+        """Bytes the whole array takes in memory, uncompressed."""
+        return self.size * self.dtype.itemsize
+
+    @property
+    def read_only(self) -> bool:
+        return self._read_only
+
+    @property
+    def zarr_format(self) -> int:
+        return 3
+
+    @property
+    def codecs(self) -> tuple:
+        return self._chain.codecs
+
+    @property
+    def filters(self) -> tuple:
+        return self._chain.array_to_array
+
+    @property
+    def serializer(self):
+        return self._chain.array_to_bytes
+
+    @property
+    def compressors(self) -> tuple:
+        return self._chain.bytes_to_bytes
+
+    @property
+    def dimension_names(self) -> tuple[str | None, ...] | None:
+        return self._metadata.dimension_names
+
+    @property
+    def cdata_shape(self) -> Shape:
+        """Number of chunks along each dimension."""
+        return self._grid.grid_shape
+
+    @property
+    def nchunks(self) -> int:
+        return self._grid.nchunks
+
+    @property
+    def attrs(self) -> Attributes:
+        return Attributes(lambda: self._metadata.attributes, self._put_attributes)
+
+    def _put_attributes(self, attrs: dict[str, Any]) -> None:
+        self._check_writable()
+        self._write_metadata(self._metadata.evolve(attributes=attrs))
+
+    def _write_metadata(self, metadata: ArrayMetadataV3) -> None:
+        try:
+            write_metadata(self._store, self._path, metadata)
+        except (TypeError, ValueError) as exc:
+            raise MetadataError(f"array {self.name!r}: metadata is not JSON-serialisable: {exc}") from None
+        self._set_metadata(metadata)
+
+    def chunk_key(self, coords: ChunkCoords) -> str:
+        """The store key of the chunk at grid ``coords``."""
+        return join_key(self._path, encode_chunk_key(self._metadata.chunk_key_encoding, coords))
+
+    def stored_chunk_keys(self) -> list[str]:
+        """Keys of the chunks actually present in the store."""
+        prefix = join_key(self._path, "")
+        enc = self._metadata.chunk_key_encoding
+        out = []
+        for key in self._store.list_prefix(prefix):
+            rel = key[len(prefix):]
+            if decode_chunk_key(enc, rel, self.ndim) is not None:
+                out.append(key)
+        return out
+
+    def nbytes_stored(self) -> int:
+        """Bytes of metadata and chunks in the store."""
+        keys = [join_key(self._path, "zarr.json"), *self.stored_chunk_keys()]
+        return sum(len(v) for v in self._store.get_partial_values([(k, None) for k in keys]) if v)
+
+    @property
+    def nchunks_initialized(self) -> int:
+        return len(self.stored_chunk_keys())
+
+    @property
+    def info(self) -> ArrayInfo:
+        return ArrayInfo(self)
+
+    def __repr__(self) -> str:
+        return f"<zarrpy.Array {self.name} shape={self.shape} dtype={self.dtype}>"
+
+    def __len__(self) -> int:
+        if not self.shape:
+            raise TypeError("len() of a 0-d array")
+        return self.shape[0]
+
+    def __array__(self, dtype=None, copy=None) -> np.ndarray:
+        out = np.asarray(self[...])
+        return out if dtype is None else out.astype(dtype)
+
+    def __reduce__(self):
+        return (_reopen, (self._store, self._path, self._read_only, self.write_empty_chunks))
+
+    def __eq__(self, other: object) -> bool:
+        return (
+            isinstance(other, Array)
+            and other._store == self._store
+            and other._path == self._path
+            and other._metadata == self._metadata
+        )
+
+    __hash__ = object.__hash__
+
+    # -- reading -------------------------------------------------------
+    def __getitem__(self, selection: Any) -> Any:
+        return self._read(OrthogonalIndexer(selection, self.shape, self.chunks, max_arrays=1))
+
+    def get_basic_selection(self, selection: Any = Ellipsis) -> Any:
+        return self._read(OrthogonalIndexer(selection, self.shape, self.chunks, max_arrays=0))
+
+    def get_orthogonal_selection(self, selection: Any) -> Any:
+        return self._read(OrthogonalIndexer(selection, self.shape, self.chunks))
+
+    @property
+    def oindex(self) -> _OIndex:
+        """Orthogonal selection: each dimension indexed independently."""
+        return _OIndex(self)
+
+    def _read(self, indexer: OrthogonalIndexer) -> Any:
+        out = np.empty(indexer.shape, dtype=self.dtype)
+        projections = list(indexer)
+        for start in range(0, len(projections), _BATCH):
+            batch = projections[start : start + _BATCH]
+            raw = self._store.get_partial_values([(self.chunk_key(p.chunk_coords), None) for p in batch])
+            map_chunks(lambda item: self._read_into(out, *item), list(zip(batch, raw)))
+        return out[()] if indexer.is_scalar else out
+
+    def _read_into(self, out: np.ndarray, proj: ChunkProjection, data: bytes | None) -> None:
+        if data is None:
+            out[proj.out_selection] = self._fill
+            return
+        chunk = self._decode_chunk(proj.chunk_coords, data)
+        out[proj.out_selection] = chunk[proj.chunk_selection].reshape(proj.out_block_shape)
+
+    def _decode_chunk(self, coords: ChunkCoords, data: bytes) -> np.ndarray:
+        try:
+            return self._bound.decode(data).array
+        except CodecError as exc:
+            raise at_key(exc, self.chunk_key(coords)) from exc
+
+    def read_chunk(self, coords: ChunkCoords) -> np.ndarray:
+        """One whole chunk (full chunk shape, edge padding included)."""
+        if not self._grid.contains(tuple(coords)):
+            raise SelectionError(f"chunk {tuple(coords)} is outside the grid {self._grid.grid_shape}")
+        data = self._store.get(self.chunk_key(tuple(coords)))
+        if data is None:
+            return self._fill_chunk()
+        return self._decode_chunk(tuple(coords), data).copy()
+
+    def _fill_chunk(self) -> np.ndarray:
+        return np.full(self.chunks, self._fill, dtype=self.dtype)
+
+    # -- writing -------------------------------------------------------
+    def __setitem__(self, selection: Any, value: Any) -> None:
+        self._write(OrthogonalIndexer(selection, self.shape, self.chunks, max_arrays=1), value)
+
+    def set_basic_selection(self, selection: Any, value: Any) -> None:
+        self._write(OrthogonalIndexer(selection, self.shape, self.chunks, max_arrays=0), value)
+
+    def set_orthogonal_selection(self, selection: Any, value: Any) -> None:
+        self._write(OrthogonalIndexer(selection, self.shape, self.chunks), value)
+
+    def _check_writable(self) -> None:
+        if self._read_only:
+            raise ReadOnlyError(f"array {self.name!r} is read-only")
+
+    def _write(self, indexer: OrthogonalIndexer, value: Any) -> None:
+        self._check_writable()
+        value = self._coerce_value(value, indexer.shape)
+        projections = list(indexer)
+        for start in range(0, len(projections), _BATCH):
+            batch = projections[start : start + _BATCH]
+            partial = [p for p in batch if not p.is_complete]
+            old = dict(
+                zip(
+                    (p.chunk_coords for p in partial),
+                    self._store.get_partial_values([(self.chunk_key(p.chunk_coords), None) for p in partial]),
+                )
+            )
+            results = map_chunks(lambda p: self._merge_and_encode(p, value, old.get(p.chunk_coords)), batch)
+            for proj, encoded in zip(batch, results):
+                key = self.chunk_key(proj.chunk_coords)
+                if encoded is None:
+                    self._store.delete(key)
+                else:
+                    self._store.set(key, encoded)
+
+    def _coerce_value(self, value: Any, shape: Shape) -> np.ndarray:
+        if isinstance(value, Array):
+            value = value[...]
+        arr = np.asarray(value)
+        if arr.dtype != self.dtype:
+            try:
+                arr = arr.astype(self.dtype, casting="same_kind" if arr.dtype.kind == self.dtype.kind else "unsafe")
+            except (TypeError, ValueError) as exc:
+                raise TypeError(f"cannot write values of dtype {arr.dtype} into array of {self.dtype}: {exc}") from None
+        try:
+            return np.broadcast_to(arr, shape)
+        except ValueError:
+            raise SelectionError(
+                f"value of shape {arr.shape} cannot be broadcast to the selection shape {shape}"
+            ) from None
+
+    def _merge_and_encode(self, proj: ChunkProjection, value: np.ndarray, old: bytes | None) -> bytes | None:
+        """The new encoded chunk, or None when it equals the fill value."""
+        block = value[proj.out_selection].reshape(proj.chunk_block_shape)
+        if proj.is_complete:
+            chunk = self._fill_chunk() if self._is_edge(proj.chunk_coords) else None
+            if chunk is None:
+                chunk = np.ascontiguousarray(block.reshape(self.chunks))
+            else:
+                chunk[proj.chunk_selection] = block
+        else:
+            chunk = self._fill_chunk() if old is None else self._decode_chunk(proj.chunk_coords, old).copy()
+            chunk[proj.chunk_selection] = block
+        if not self.write_empty_chunks and _all_equal(chunk, self._fill):
+            return None
+        return self._bound.encode(ArrayBytes.from_array(chunk))
+
+    def _is_edge(self, coords: ChunkCoords) -> bool:
+        return any((c + 1) * cs > s for c, cs, s in zip(coords, self.chunks, self.shape))
+
+    # -- shape changes -------------------------------------------------
+    def resize(self, *new_shape: int | Sequence[int]) -> None:
+        """Change the shape. Chunks wholly outside the new shape are deleted;
+        chunks cut by the new edge are rewritten with the fill value past it,
+        so growing again later shows fill, never stale data."""
+        self._check_writable()
+        shape = tuple(new_shape[0]) if len(new_shape) == 1 and not isinstance(new_shape[0], int) else new_shape
+        shape = tuple(int(s) for s in shape)  # type: ignore[union-attr]
+        if len(shape) != self.ndim or any(s < 0 for s in shape):
+            raise SelectionError(f"new shape {shape} must have {self.ndim} non-negative dimensions")
+        old_grid = self._grid
+        new_grid = RegularChunkGrid(shape, self.chunks)
+        shrinks = any(n < o for n, o in zip(shape, old_grid.shape))
+        stored = self._stored_coords() if shrinks else []
+        # Chunks that stay but lose part of their region: reset that part to fill.
+        cut = [
+            c for c in stored
+            if new_grid.contains(c)
+            and any(min((ci + 1) * cs, o) > n for ci, cs, n, o in zip(c, self.chunks, shape, old_grid.shape))
+        ]
+        for coords in cut:
+            chunk = self.read_chunk(coords)
+            region = new_grid.chunk_region(coords)
+            keep = tuple(slice(0, r.stop - r.start) for r in region)
+            fresh = self._fill_chunk()
+            fresh[keep] = chunk[keep]
+            key = self.chunk_key(coords)
+            if not self.write_empty_chunks and _all_equal(fresh, self._fill):
+                self._store.delete(key)
+            else:
+                self._store.set(key, self._bound.encode(ArrayBytes.from_array(fresh)))
+        for coords in stored:
+            if not new_grid.contains(coords):
+                self._store.delete(self.chunk_key(coords))
+        self._write_metadata(self._metadata.evolve(shape=shape))
+
+    def append(self, data: Any, axis: int = 0) -> Shape:
+        """Grow along ``axis`` and write ``data`` into the new part."""
+        data = np.asarray(data)
+        if data.ndim != self.ndim:
+            raise SelectionError(f"data has {data.ndim} dimensions, array has {self.ndim}")
+        axis = axis % self.ndim
+        for i, (a, b) in enumerate(zip(data.shape, self.shape)):
+            if i != axis and a != b:
+                raise SelectionError(f"data shape {data.shape} does not match array shape {self.shape} off axis {axis}")
+        old = self.shape[axis]
+        new_shape = tuple(s + data.shape[axis] if i == axis else s for i, s in enumerate(self.shape))
+        self.resize(new_shape)
+        sel = tuple(slice(old, None) if i == axis else slice(None) for i in range(self.ndim))
+        self[sel] = data
+        return self.shape
+
+    def _stored_coords(self) -> list[ChunkCoords]:
+        prefix = join_key(self._path, "")
+        enc = self._metadata.chunk_key_encoding
+        out = []
+        for key in self._store.list_prefix(prefix):
+            coords = decode_chunk_key(enc, key[len(prefix):], self.ndim)
+            if coords is not None:
+                out.append(coords)
+        return out
+
+
+class _OIndex:
+    __slots__ = ("_array",)
+
+    def __init__(self, array: Array):
+        self._array = array
+
+    def __getitem__(self, selection: Any) -> Any:
+        return self._array.get_orthogonal_selection(selection)
+
+    def __setitem__(self, selection: Any, value: Any) -> None:
+        self._array.set_orthogonal_selection(selection, value)
+
+
+@dataclass
+class ArrayInfo:
+    """A printable summary of an array (``print(a.info)``)."""
+
+    array: Array
+
+    def as_dict(self) -> dict[str, Any]:
+        a = self.array
+        return {
+            "name": a.name,
+            "type": "Array",
+            "zarr_format": a.zarr_format,
+            "data_type": a.metadata.data_type.name,
+            "shape": a.shape,
+            "chunk_shape": a.chunks,
+            "fill_value": a.metadata.data_type.fill_to_json(a.fill_value),
+            "codecs": [c.to_json() for c in a.codecs],
+            "read_only": a.read_only,
+            "store": type(a.store).__name__,
+            "nbytes": a.nbytes,
+            "nbytes_stored": a.nbytes_stored(),
+            "chunks_initialized": f"{a.nchunks_initialized}/{a.nchunks}",
+        }
+
+    def __str__(self) -> str:
+        d = self.as_dict()
+        width = max(len(k) for k in d)
+        return "\n".join(f"{k.ljust(width)} : {v}" for k, v in d.items())
+
+
+def _fill_scalar(metadata: ArrayMetadataV3) -> Any:
+    fill = metadata.fill_value
+    dtype = metadata.data_type.numpy
+    if dtype.kind == "V":
+        return np.frombuffer(bytes(fill), dtype=dtype)[0]
+    return np.asarray(fill, dtype=dtype)[()]
+
+
+def _all_equal(chunk: np.ndarray, fill: Any) -> bool:
+    """True if every element equals ``fill`` bit for bit (NaN payloads, -0.0 too)."""
+    fill_bytes = np.asarray(fill, dtype=chunk.dtype).reshape(1)
+    itemsize = chunk.dtype.itemsize
+    if itemsize in (1, 2, 4, 8) and chunk.dtype.kind != "V":
+        view = np.dtype(f"u{itemsize}")
+        return bool(np.all(chunk.reshape(-1).view(view) == fill_bytes.view(view)[0]))
+    return bool(np.all(chunk.reshape(-1).view(np.uint8).reshape(-1, itemsize) == fill_bytes.view(np.uint8)))
+
+
+def _reopen(store: Store, path: str, read_only: bool, write_empty_chunks: bool) -> Array:
+    return Array.open(store, path, read_only=read_only, write_empty_chunks=write_empty_chunks)
+
+
+__all__ = ["Array", "ArrayInfo"]

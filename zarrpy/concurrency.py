@@ -1,0 +1,69 @@
+"""The one thread pool that encodes and decodes chunks.
+
+zlib, zstandard, blosc and numpy copies release the GIL, so threads give real
+parallelism for chunk work. The pool is created on first use (importing
+zarrpy starts no threads) and re-created after ``fork``. Work submitted from
+inside a pool thread runs inline, so nested use (a shard decoding its inner
+chunks) cannot deadlock.
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+from concurrent.futures import ThreadPoolExecutor
+from typing import Callable, Iterable, TypeVar
+
+T = TypeVar("T")
+R = TypeVar("R")
+
+_pool: ThreadPoolExecutor | None = None
+_pool_lock = threading.Lock()
+_local = threading.local()
+
+
+def max_workers() -> int:
+    """Threads in the pool: ``ZARRPY_THREADS`` if set, else the CPU count."""
+    env = os.environ.get("ZARRPY_THREADS")
+    if env and env.isdigit() and int(env) > 0:
+        return int(env)
+    return os.cpu_count() or 4
+
+
+def _mark_worker() -> None:
+    _local.in_pool = True
+
+
+def get_pool() -> ThreadPoolExecutor:
+    global _pool
+    if _pool is None:
+        with _pool_lock:
+            if _pool is None:
+                _pool = ThreadPoolExecutor(
+                    max_workers=max_workers(), thread_name_prefix="zarrpy", initializer=_mark_worker
+                )
+    return _pool
+
+
+def _reset_after_fork() -> None:
+    global _pool, _pool_lock
+    _pool = None
+    _pool_lock = threading.Lock()
+
+
+os.register_at_fork(after_in_child=_reset_after_fork)
+
+
+def map_chunks(fn: Callable[[T], R], items: Iterable[T]) -> list[R]:
+    """``[fn(x) for x in items]``, run on the pool when that can help.
+
+    Results keep the input order; the first exception raised by ``fn`` is
+    re-raised here.
+    """
+    items = list(items)
+    if len(items) <= 1 or getattr(_local, "in_pool", False) or max_workers() == 1:
+        return [fn(x) for x in items]
+    return list(get_pool().map(fn, items))
+
+
+__all__ = ["get_pool", "map_chunks", "max_workers"]

@@ -1,0 +1,204 @@
+"""Groups: named containers of arrays and groups, with attributes."""
+
+from __future__ import annotations
+
+from typing import Any, Iterator
+
+from ._create import node_exists, prepare_node
+from ._node import METADATA_KEY, Attributes, join_key, normalize_path, read_metadata, write_metadata
+from .array import Array
+from .errors import MetadataError, NodeExistsError, NodeNotFoundError, ReadOnlyError
+from .metadata.v3 import ArrayMetadataV3, GroupMetadataV3, parse_node_metadata
+from .stores.abc import Store
+
+
+class Group:
+    """A Zarr group. ``g["a/b"]`` opens a member; ``g.create_array(...)`` adds one."""
+
+    def __init__(self, store: Store, path: str, metadata: GroupMetadataV3, *, read_only: bool = False):
+        self._store = store
+        self._path = path
+        self._metadata = metadata
+        self._read_only = read_only or store.read_only
+
+    @classmethod
+    def open(cls, store: Store, path: str = "", *, read_only: bool = False) -> Group:
+        metadata = read_metadata(store, path)
+        if not isinstance(metadata, GroupMetadataV3):
+            raise NodeNotFoundError(f"path {path!r} holds an array, not a group")
+        return cls(store, path, metadata, read_only=read_only)
+
+    @classmethod
+    def create(
+        cls, store: Store, path: str = "", *, attributes: dict[str, Any] | None = None, overwrite: bool = False
+    ) -> Group:
+        metadata = GroupMetadataV3(attributes=dict(attributes or {}))
+        prepare_node(store, path, overwrite=overwrite)
+        write_metadata(store, path, metadata)
+        return cls(store, path, metadata)
+
+    # -- description ---------------------------------------------------
+    @property
+    def store(self) -> Store:
+        return self._store
+
+    @property
+    def path(self) -> str:
+        return self._path
+
+    @property
+    def name(self) -> str:
+        return "/" + self._path
+
+    @property
+    def basename(self) -> str:
+        return self._path.rsplit("/", 1)[-1]
+
+    @property
+    def metadata(self) -> GroupMetadataV3:
+        return self._metadata
+
+    @property
+    def read_only(self) -> bool:
+        return self._read_only
+
+    @property
+    def zarr_format(self) -> int:
+        return 3
+
+    @property
+    def attrs(self) -> Attributes:
+        return Attributes(lambda: self._metadata.attributes, self._put_attributes)
+
+    def _put_attributes(self, attrs: dict[str, Any]) -> None:
+        self._check_writable()
+        metadata = self._metadata.evolve(attributes=attrs)
+        try:
+            write_metadata(self._store, self._path, metadata)
+        except (TypeError, ValueError) as exc:
+            raise MetadataError(f"group {self.name!r}: attributes are not JSON-serialisable: {exc}") from None
+        self._metadata = metadata
+
+    def _check_writable(self) -> None:
+        if self._read_only:
+            raise ReadOnlyError(f"group {self.name!r} is read-only")
+
+    def __repr__(self) -> str:
+        return f"<zarrpy.Group {self.name}>"
+
+    def __reduce__(self):
+        return (_reopen, (self._store, self._path, self._read_only))
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, Group) and other._store == self._store and other._path == self._path
+
+    __hash__ = object.__hash__
+
+    # -- members -------------------------------------------------------
+    def _child_path(self, name: str) -> str:
+        path = normalize_path(name)
+        if not path:
+            raise KeyError(name)
+        return join_key(self._path, path)
+
+    def __getitem__(self, name: str) -> Array | Group:
+        path = self._child_path(name)
+        try:
+            metadata = read_metadata(self._store, path)
+        except NodeNotFoundError:
+            raise KeyError(name) from None
+        return self._node(path, metadata)
+
+    def _node(self, path: str, metadata: ArrayMetadataV3 | GroupMetadataV3) -> Array | Group:
+        if isinstance(metadata, ArrayMetadataV3):
+            return Array(self._store, path, metadata, read_only=self._read_only)
+        return Group(self._store, path, metadata, read_only=self._read_only)
+
+    def __contains__(self, name: object) -> bool:
+        return isinstance(name, str) and node_exists(self._store, self._child_path(name))
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self.keys())
+
+    def __len__(self) -> int:
+        return len(self.keys())
+
+    def keys(self) -> list[str]:
+        return [name for name, _ in self.members()]
+
+    def members(self, max_depth: int | None = 0) -> tuple[tuple[str, Array | Group], ...]:
+        """Child nodes as ``(name, node)`` pairs, sorted by name.
+
+        ``max_depth=0`` lists direct children; ``None`` the whole hierarchy
+        (names are then paths relative to this group).
+        """
+        found: list[tuple[str, Array | Group]] = []
+        self._collect(self._path, "", 0, max_depth, found)
+        return tuple(sorted(found, key=lambda item: item[0]))
+
+    def _collect(self, path: str, rel: str, depth: int, max_depth: int | None, found: list) -> None:
+        prefix = join_key(path, "") if path else ""
+        names = [n for n in self._store.list_dir(prefix) if n != METADATA_KEY]
+        keys = [join_key(join_key(path, n), METADATA_KEY) for n in names]
+        docs = self._store.get_partial_values([(k, None) for k in keys])
+        for name, key, raw in zip(names, keys, docs):
+            if raw is None:
+                continue
+            node = self._node(join_key(path, name), parse_node_metadata(raw, key))
+            rel_name = join_key(rel, name)
+            found.append((rel_name, node))
+            if isinstance(node, Group) and (max_depth is None or depth < max_depth):
+                self._collect(node.path, rel_name, depth + 1, max_depth, found)
+
+    def arrays(self) -> tuple[tuple[str, Array], ...]:
+        return tuple((n, m) for n, m in self.members() if isinstance(m, Array))
+
+    def groups(self) -> tuple[tuple[str, Group], ...]:
+        return tuple((n, m) for n, m in self.members() if isinstance(m, Group))
+
+    def array_keys(self) -> list[str]:
+        return [n for n, _ in self.arrays()]
+
+    def group_keys(self) -> list[str]:
+        return [n for n, _ in self.groups()]
+
+    def create_group(self, name: str, *, attributes: dict[str, Any] | None = None, overwrite: bool = False) -> Group:
+        self._check_writable()
+        return Group.create(self._store, self._child_path(name), attributes=attributes, overwrite=overwrite)
+
+    def require_group(self, name: str, **kwargs: Any) -> Group:
+        """Open the child group ``name``, creating it if it does not exist."""
+        try:
+            node = self[name]
+        except KeyError:
+            return self.create_group(name, **kwargs)
+        if not isinstance(node, Group):
+            raise NodeExistsError(f"{name!r} in group {self.name!r} is an array, not a group")
+        return node
+
+    def create_array(self, name: str, *, overwrite: bool = False, write_empty_chunks: bool = False,
+                     data: Any = None, **kwargs: Any) -> Array:
+        """Create an array named ``name``; arguments as :func:`zarrpy.create_array`."""
+        self._check_writable()
+        from .api import _create_array_at
+
+        return _create_array_at(self._store, self._child_path(name), overwrite=overwrite,
+                                write_empty_chunks=write_empty_chunks, data=data, **kwargs)
+
+    def tree(self) -> str:
+        """The hierarchy below this group as indented text."""
+        lines = [self.name]
+        for name, node in self.members(max_depth=None):
+            depth = name.count("/")
+            label = name.rsplit("/", 1)[-1]
+            if isinstance(node, Array):
+                label += f" {node.shape} {node.dtype}"
+            lines.append("  " * (depth + 1) + label)
+        return "\n".join(lines)
+
+
+def _reopen(store: Store, path: str, read_only: bool) -> Group:
+    return Group.open(store, path, read_only=read_only)
+
+
+__all__ = ["Group"]

@@ -1,0 +1,233 @@
+"""Selections -> per-chunk projections, vectorised with numpy.
+
+A user selection is normalised per dimension into a *dimension indexer*
+(integer, slice with positive step, or sorted-or-not integer array). The
+orthogonal product of the dimensions' per-chunk pieces gives one
+:class:`ChunkProjection` per chunk touched: what to take from the chunk, where
+it goes in the output, and whether it covers the chunk's in-array region whole
+(a complete chunk needs no read-modify-write).
+
+Every chunk-side selection is a slice or an integer array per chunk dimension
+(integers become length-1 slices); ``chunk_block_shape`` is the shape of that
+block, and ``out_selection`` addresses the same elements in the output, whose
+integer-indexed dimensions are dropped. Selections with more than one array
+are already passed through ``np.ix_``.
+"""
+
+from __future__ import annotations
+
+import itertools
+from dataclasses import dataclass
+from typing import Any, Iterator
+
+import numpy as np
+
+from ._typing import ChunkCoords, Shape
+from .errors import BoundsCheckError, SelectionError
+
+
+@dataclass(frozen=True, slots=True)
+class ChunkProjection:
+    """How one chunk takes part in a selection."""
+
+    chunk_coords: ChunkCoords
+    chunk_selection: tuple[Any, ...]
+    chunk_block_shape: Shape
+    out_selection: tuple[Any, ...]
+    out_block_shape: Shape
+    is_complete: bool
+
+
+@dataclass(frozen=True, slots=True)
+class _DimPiece:
+    chunk_index: int
+    chunk_sel: slice | np.ndarray
+    out_sel: slice | np.ndarray | None  # None: dimension dropped (integer index)
+    nitems: int
+    complete: bool
+
+
+class _IntDim:
+    __slots__ = ("index", "dim_len", "chunk_len")
+    nitems = 1
+    drops = True
+
+    def __init__(self, index: int, dim_len: int, chunk_len: int):
+        if not -dim_len <= index < dim_len:
+            raise BoundsCheckError(f"index {index} is out of bounds for a dimension of length {dim_len}")
+        self.index = index % dim_len if dim_len else index
+        self.dim_len, self.chunk_len = dim_len, chunk_len
+
+    def pieces(self) -> Iterator[_DimPiece]:
+        ci, off = divmod(self.index, self.chunk_len)
+        region = min(self.chunk_len, self.dim_len - ci * self.chunk_len)
+        yield _DimPiece(ci, slice(off, off + 1), None, 1, region == 1)
+
+
+class _SliceDim:
+    __slots__ = ("start", "stop", "step", "nitems", "dim_len", "chunk_len")
+    drops = False
+
+    def __init__(self, sel: slice, dim_len: int, chunk_len: int):
+        self.start, self.stop, self.step = sel.indices(dim_len)
+        if self.step <= 0:
+            raise SelectionError("negative or zero steps are handled as integer arrays")
+        self.nitems = len(range(self.start, self.stop, self.step))
+        self.dim_len, self.chunk_len = dim_len, chunk_len
+
+    def pieces(self) -> Iterator[_DimPiece]:
+        if self.nitems == 0:
+            return
+        start, stop, step, cl = self.start, self.stop, self.step, self.chunk_len
+        last = start + (self.nitems - 1) * step
+        for ci in range(start // cl, last // cl + 1):
+            c0 = ci * cl
+            c1 = min(c0 + cl, self.dim_len)
+            first = start if start >= c0 else start + -(-(c0 - start) // step) * step
+            end = min(stop, c1)
+            if first >= end:
+                continue
+            n = -(-(end - first) // step)
+            out0 = (first - start) // step
+            complete = step == 1 and first == c0 and end == c1
+            yield _DimPiece(ci, slice(first - c0, end - c0, step), slice(out0, out0 + n), n, complete)
+
+
+class _ArrayDim:
+    __slots__ = ("index", "nitems", "dim_len", "chunk_len")
+    drops = False
+
+    def __init__(self, index: np.ndarray, dim_len: int, chunk_len: int):
+        if index.dtype == bool:
+            if index.shape != (dim_len,):
+                raise BoundsCheckError(
+                    f"boolean index of length {index.shape[0] if index.ndim == 1 else index.shape} "
+                    f"does not match a dimension of length {dim_len}"
+                )
+            index = np.flatnonzero(index)
+        index = index.astype(np.int64, copy=False)
+        if index.size and (index.min() < -dim_len or index.max() >= dim_len):
+            bad = index[(index < -dim_len) | (index >= dim_len)][0]
+            raise BoundsCheckError(f"index {int(bad)} is out of bounds for a dimension of length {dim_len}")
+        self.index = np.where(index < 0, index + dim_len, index)
+        self.nitems = int(self.index.size)
+        self.dim_len, self.chunk_len = dim_len, chunk_len
+
+    def pieces(self) -> Iterator[_DimPiece]:
+        if self.nitems == 0:
+            return
+        idx, cl = self.index, self.chunk_len
+        chunk_ids = idx // cl
+        if np.all(chunk_ids[1:] >= chunk_ids[:-1]):
+            order = None
+            sorted_ids, sorted_idx = chunk_ids, idx
+        else:
+            order = np.argsort(chunk_ids, kind="stable")
+            sorted_ids, sorted_idx = chunk_ids[order], idx[order]
+        bounds = np.flatnonzero(np.diff(sorted_ids)) + 1
+        starts = np.concatenate(([0], bounds))
+        ends = np.concatenate((bounds, [len(sorted_ids)]))
+        for s, e in zip(starts.tolist(), ends.tolist()):
+            ci = int(sorted_ids[s])
+            c0 = ci * cl
+            local = sorted_idx[s:e] - c0
+            region = min(cl, self.dim_len - c0)
+            complete = (e - s) == region and bool(np.array_equal(local, np.arange(region)))
+            out_sel = slice(s, e) if order is None else order[s:e]
+            yield _DimPiece(ci, local, out_sel, e - s, complete)
+
+
+def _dim_indexer(sel: Any, dim_len: int, chunk_len: int, allow_arrays: bool):
+    if isinstance(sel, (int, np.integer)) and not isinstance(sel, (bool, np.bool_)):
+        return _IntDim(int(sel), dim_len, chunk_len)
+    if isinstance(sel, slice):
+        for part in (sel.start, sel.stop, sel.step):
+            if part is not None and not isinstance(part, (int, np.integer)):
+                raise SelectionError(f"slice bounds must be integers or None, got {sel!r}")
+        if sel.step is not None and int(sel.step) == 0:
+            raise SelectionError("slice step cannot be zero")
+        if sel.step is not None and sel.step < 0:
+            start, stop, step = sel.indices(dim_len)
+            return _ArrayDim(np.arange(start, stop, step, dtype=np.int64), dim_len, chunk_len)
+        return _SliceDim(sel, dim_len, chunk_len)
+    if allow_arrays and isinstance(sel, (list, np.ndarray)):
+        arr = np.asarray(sel)
+        if arr.size == 0 and arr.dtype != bool:
+            arr = arr.astype(np.int64)
+        if arr.ndim != 1 or (arr.dtype.kind not in "iu" and arr.dtype != bool):
+            raise SelectionError(f"an index array must be 1-D integers or booleans, got {arr.dtype} {arr.shape}")
+        return _ArrayDim(arr, dim_len, chunk_len)
+    raise SelectionError(
+        f"unsupported selection {sel!r}: use integers, slices, '...'"
+        + (", or 1-D integer/boolean arrays" if allow_arrays else "; for arrays use .oindex or .vindex")
+    )
+
+
+def _expand(selection: Any, ndim: int) -> tuple[Any, ...]:
+    """Tuple-ise, expand ``...`` and pad with full slices."""
+    if not isinstance(selection, tuple):
+        selection = (selection,)
+    if any(s is None for s in selection):
+        raise SelectionError("np.newaxis (None) is not supported in zarr selections")
+    n_ellipsis = sum(1 for s in selection if s is Ellipsis)
+    if n_ellipsis > 1:
+        raise SelectionError("a selection can contain at most one '...'")
+    if n_ellipsis:
+        i = next(i for i, s in enumerate(selection) if s is Ellipsis)
+        fill = ndim - (len(selection) - 1)
+        selection = selection[:i] + (slice(None),) * max(fill, 0) + selection[i + 1 :]
+    if len(selection) > ndim:
+        raise BoundsCheckError(f"too many indices: array is {ndim}-dimensional, selection has {len(selection)}")
+    return selection + (slice(None),) * (ndim - len(selection))
+
+
+class OrthogonalIndexer:
+    """Basic and orthogonal selections (``arr[...]`` and ``arr.oindex[...]``).
+
+    ``shape`` is the output shape; iterating yields :class:`ChunkProjection`.
+    With ``allow_arrays=False`` only integers, slices and ``...`` are accepted;
+    plain ``__getitem__`` allows a single index array (where numpy's and
+    orthogonal semantics agree).
+    """
+
+    def __init__(self, selection: Any, shape: Shape, chunk_shape: Shape, *, max_arrays: int | None = None):
+        sel = _expand(selection, len(shape))
+        self.dims = [
+            _dim_indexer(s, n, c, max_arrays != 0) for s, n, c in zip(sel, shape, chunk_shape)
+        ]
+        n_arrays = sum(isinstance(d, _ArrayDim) for d in self.dims)
+        if max_arrays is not None and n_arrays > max_arrays:
+            raise SelectionError(
+                "more than one index array in a plain selection is ambiguous; use .oindex or .vindex"
+            )
+        self.shape: Shape = tuple(d.nitems for d in self.dims if not d.drops)
+        self.is_scalar = all(d.drops for d in self.dims)
+        self._ix = n_arrays > 1
+        self.chunk_shape = chunk_shape
+
+    def __iter__(self) -> Iterator[ChunkProjection]:
+        kept = [i for i, d in enumerate(self.dims) if not d.drops]
+        for pieces in itertools.product(*(list(d.pieces()) for d in self.dims)):
+            coords = tuple(p.chunk_index for p in pieces)
+            chunk_sel = tuple(p.chunk_sel for p in pieces)
+            out_sel = tuple(pieces[i].out_sel for i in kept)
+            if self._ix:
+                chunk_sel = _ix(chunk_sel, self.chunk_shape)
+                out_sel = _ix(out_sel, self.shape)
+            yield ChunkProjection(
+                coords,
+                chunk_sel,
+                tuple(p.nitems for p in pieces),
+                out_sel,
+                tuple(pieces[i].nitems for i in kept),
+                all(p.complete for p in pieces),
+            )
+
+
+def _ix(sel: tuple[Any, ...], shape: Shape) -> tuple[Any, ...]:
+    """Orthogonal indexing for mixed slices and arrays via ``np.ix_``."""
+    parts = [np.arange(*s.indices(n)) if isinstance(s, slice) else s for s, n in zip(sel, shape)]
+    return np.ix_(*parts)
+
+
+__all__ = ["ChunkProjection", "OrthogonalIndexer"]
