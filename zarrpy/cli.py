@@ -1,0 +1,74 @@
+"""The ``zarrpy`` command: ``zarrpy demo [DIR]`` and ``zarrpy info PATH_OR_URL``."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import tempfile
+from pathlib import Path
+
+import numpy as np
+
+from . import api
+from .array import Array
+from .errors import ZarrpyError
+
+
+def _demo(directory: str | None) -> int:
+    """Create, write, read back and describe a small compressed array."""
+    with tempfile.TemporaryDirectory(prefix="zarrpy-demo-") as tmp:
+        root = Path(directory) if directory else Path(tmp)
+        path = root / "demo.zarr"
+        print(f"creating {path}")
+        arr = api.create_array(
+            str(path), shape=(1000, 1000), dtype="uint16", chunks=(250, 250),
+            compressors=[{"name": "zstd", "configuration": {"level": 3, "checksum": False}}],
+            fill_value=0, attributes={"units": "counts", "description": "zarrpy demo"},
+            dimension_names=["y", "x"], overwrite=True,
+        )
+        yy, xx = np.mgrid[0:1000, 0:1000]
+        data = ((np.sin(yy / 50.0) + np.cos(xx / 70.0) + 2) * 10000).astype("uint16")
+        arr[:, :] = data
+        arr[100:200, 300:400] = 7
+        data[100:200, 300:400] = 7
+        back = api.open_array(str(path), mode="r")
+        full = back[...]
+        region = back[123:456, ::50]
+        ok = np.array_equal(full, data) and np.array_equal(region, data[123:456, ::50])
+        print(f"wrote {data.nbytes:,} bytes, read back {'identical' if ok else 'DIFFERENT'}")
+        print(back.info)
+        if directory is None:
+            print("(temporary directory removed; pass a directory to keep the array)")
+        return 0 if ok else 1
+
+
+def _info(target: str, path: str | None) -> int:
+    node = api.open(target, mode="r", path=path)
+    if isinstance(node, Array):
+        print(node.info)
+    else:
+        print(f"group {node.name} attributes={dict(node.attrs)}")
+        print(node.tree())
+    return 0
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="zarrpy", description=__doc__)
+    sub = parser.add_subparsers(dest="command", required=True)
+    demo = sub.add_parser("demo", help="create, write, read back and describe a small array")
+    demo.add_argument("directory", nargs="?", help="where to keep demo.zarr (default: a temporary directory)")
+    info = sub.add_parser("info", help="describe the array or group at a path or URL")
+    info.add_argument("target", help="a directory, or an fsspec URL such as s3://bucket/x.zarr")
+    info.add_argument("--path", help="node path inside the store")
+    args = parser.parse_args(argv)
+    try:
+        if args.command == "demo":
+            return _demo(args.directory)
+        return _info(args.target, args.path)
+    except ZarrpyError as exc:
+        print(f"zarrpy: error: {exc}", file=sys.stderr)
+        return 2
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(main())
