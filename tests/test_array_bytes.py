@@ -1,0 +1,90 @@
+"""ArrayBytes: fixed and variable forms, validation, gather."""
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from zarrpy.array_bytes import ArrayBytes
+from zarrpy.errors import CodecError
+
+
+def test_fixed_from_c_contiguous_array_is_zero_copy():
+    arr = np.arange(12, dtype="<u2").reshape(3, 4)
+    ab = ArrayBytes.from_array(arr)
+    assert ab.is_fixed and ab.shape == (3, 4) and ab.nbytes == 24
+    assert np.shares_memory(ab.array, arr)
+
+
+def test_fixed_from_non_contiguous_array_copies_in_c_order():
+    arr = np.arange(12, dtype="i4").reshape(3, 4).T
+    ab = ArrayBytes.from_array(arr)
+    assert ab.array.flags.c_contiguous
+    np.testing.assert_array_equal(ab.array, arr)
+
+
+def test_fixed_checks_buffer_size():
+    with pytest.raises(CodecError, match="needs 8 bytes"):
+        ArrayBytes.fixed(b"\x00" * 7, (2, 2), "u2")
+    assert ArrayBytes.fixed(b"\x01\x00\x02\x00", (2,), "<u2").array.tolist() == [1, 2]
+
+
+def test_object_arrays_are_refused():
+    with pytest.raises(CodecError):
+        ArrayBytes.from_array(np.array(["a"], dtype=object))
+
+
+@pytest.mark.parametrize(
+    "offsets, data, shape, message",
+    [
+        ([0, 2], b"abc", (1,), "end at 2"),
+        ([0, 2, 1], b"ab", (2,), "decrease"),
+        ([1, 2], b"ab", (1,), "start at 0"),
+        ([0, 1], b"a", (2,), "needs 3 offsets"),
+    ],
+)
+def test_variable_validation(offsets, data, shape, message):
+    with pytest.raises(CodecError, match=message):
+        ArrayBytes.variable(offsets, data, shape)
+
+
+def test_fixed_and_variable_accessors_refuse_the_other_form():
+    v = ArrayBytes.variable([0, 1], b"x", (1,))
+    f = ArrayBytes.from_array(np.zeros(2))
+    with pytest.raises(CodecError):
+        v.array
+    with pytest.raises(CodecError):
+        f.offsets
+    with pytest.raises(CodecError):
+        f.data
+
+
+elements = st.lists(st.binary(max_size=12), max_size=30)
+
+
+def _variable(items):
+    offsets = np.zeros(len(items) + 1, dtype=np.int64)
+    np.cumsum([len(x) for x in items], out=offsets[1:])
+    return ArrayBytes.variable(offsets, b"".join(items), (len(items),))
+
+
+@settings(max_examples=150, deadline=None)
+@given(items=elements, data=st.data())
+def test_variable_take_gathers_elements(items, data):
+    ab = _variable(items)
+    idx = data.draw(st.lists(st.integers(0, max(len(items) - 1, 0)), max_size=40)) if items else []
+    out = ab.take(np.asarray(idx, dtype=np.int64), (len(idx),))
+    # offsets stay valid: start at 0, monotone, end at len(data)
+    assert out.offsets[0] == 0 and out.offsets[-1] == len(out.data)
+    assert np.all(np.diff(out.offsets) >= 0)
+    got = [out.data[out.offsets[i] : out.offsets[i + 1]] for i in range(len(idx))]
+    assert got == [items[i] for i in idx]
+
+
+@settings(max_examples=100, deadline=None)
+@given(st.integers(0, 4).flatmap(lambda n: st.tuples(*(st.integers(1, 4) for _ in range(n)))))
+def test_fixed_take_matches_numpy(shape):
+    arr = np.arange(int(np.prod(shape)), dtype="f8").reshape(shape)
+    perm = np.random.default_rng(0).permutation(arr.size)
+    out = ArrayBytes.from_array(arr).take(perm, (arr.size,))
+    np.testing.assert_array_equal(out.array, arr.reshape(-1)[perm])
