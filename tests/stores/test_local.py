@@ -1,0 +1,171 @@
+from __future__ import annotations
+
+import builtins
+import io
+import os
+from pathlib import Path
+
+import pytest
+
+from zarrpy.byte_range import RangeRequest, SuffixRequest
+from zarrpy.errors import StoreError
+from zarrpy.stores import LocalStore
+
+from .contract import StoreContract
+
+
+class TestLocalStore(StoreContract):
+    @pytest.fixture
+    def store(self, tmp_path: Path) -> LocalStore:
+        return LocalStore(tmp_path / "store.zarr")
+
+    def open_read_only(self, store: LocalStore) -> LocalStore:
+        return LocalStore(store.root, read_only=True)
+
+
+def _files(root: Path) -> list[str]:
+    return sorted(str(p.relative_to(root)) for p in root.rglob("*"))
+
+
+def test_layout_on_disk(tmp_path: Path) -> None:
+    store = LocalStore(tmp_path)
+    store.set("a/c/0/1", b"x")
+    assert (tmp_path / "a" / "c" / "0" / "1").read_bytes() == b"x"
+    assert store.url == tmp_path.as_uri()
+
+
+def test_relative_root_is_made_absolute(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.chdir(tmp_path)
+    store = LocalStore("rel.zarr")
+    monkeypatch.chdir("/")
+    store.set("k", b"v")
+    assert (tmp_path / "rel.zarr" / "k").read_bytes() == b"v"
+
+
+def test_failed_replace_keeps_old_value_and_leaves_no_temp_file(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    store = LocalStore(tmp_path)
+    store.set("a/k", b"old value")
+
+    def broken_replace(src: str, dst: str) -> None:
+        raise OSError(28, "No space left on device")
+
+    monkeypatch.setattr(os, "replace", broken_replace)
+    with pytest.raises(StoreError, match="a/k"):
+        store.set("a/k", b"new value")
+    with pytest.raises(StoreError):
+        store.set("a/other", b"new value")
+    monkeypatch.undo()
+    assert store.get("a/k") == b"old value"
+    assert _files(tmp_path) == ["a", "a/k"]
+
+
+def test_failed_write_keeps_old_value(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    store = LocalStore(tmp_path)
+    store.set("k", b"old")
+
+    class Boom(Exception):
+        pass
+
+    real_fdopen = os.fdopen
+
+    def fdopen_then_fail(fd: int, *args, **kwargs):  # type: ignore[no-untyped-def]
+        f = real_fdopen(fd, *args, **kwargs)
+        real_write = f.write
+
+        def write(data: bytes) -> int:
+            real_write(data[: len(data) // 2])
+            raise Boom("interrupted midway")
+
+        f.write = write  # type: ignore[method-assign]
+        return f
+
+    monkeypatch.setattr(os, "fdopen", fdopen_then_fail)
+    with pytest.raises(Boom):
+        store.set("k", b"new value that never lands")
+    monkeypatch.undo()
+    assert store.get("k") == b"old"
+    assert _files(tmp_path) == ["k"]
+
+
+def test_listing_ignores_in_progress_temp_files(tmp_path: Path) -> None:
+    store = LocalStore(tmp_path)
+    store.set("a/k", b"1")
+    (tmp_path / "a" / ".zarrpy-tmp-0123abcd").write_bytes(b"partial")
+    (tmp_path / ".zarrpy-tmp-ffff").write_bytes(b"partial")
+    assert list(store.list()) == ["a/k"]
+    assert list(store.list_dir("a")) == ["k"]
+    assert list(store.list_dir("")) == ["a"]
+
+
+def test_delete_prunes_empty_directories_but_not_the_root(tmp_path: Path) -> None:
+    root = tmp_path / "store"
+    store = LocalStore(root)
+    store.set("a/b/c/d", b"1")
+    store.set("a/x", b"2")
+    store.delete("a/b/c/d")
+    assert _files(root) == ["a", "a/x"]
+    store.delete("a/x")
+    assert root.is_dir() and _files(root) == []
+
+
+def test_delete_of_a_directory_is_a_no_op(tmp_path: Path) -> None:
+    store = LocalStore(tmp_path)
+    store.set("a/b", b"1")
+    store.delete("a")
+    assert store.get("a/b") == b"1"
+    assert store.get("a") is None
+
+
+def test_range_reads_only_the_requested_bytes(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    store = LocalStore(tmp_path)
+    value = os.urandom(1 << 20)
+    store.set("big", value)
+    raw_bytes_read: list[int] = []
+
+    class CountingFileIO(io.FileIO):
+        def readinto(self, buffer):  # type: ignore[no-untyped-def]
+            n = super().readinto(buffer)
+            raw_bytes_read.append(n or 0)
+            return n
+
+        def readall(self) -> bytes:
+            data = super().readall()
+            raw_bytes_read.append(len(data))
+            return data
+
+    real_open = builtins.open
+
+    def counting_open(path, mode="r", *args, **kwargs):  # type: ignore[no-untyped-def]
+        if mode == "rb":
+            return io.BufferedReader(CountingFileIO(path, "rb"))
+        return real_open(path, mode, *args, **kwargs)
+
+    monkeypatch.setattr(builtins, "open", counting_open)
+    assert store.get("big", RangeRequest(1000, 1100)) == value[1000:1100]
+    assert store.get("big", SuffixRequest(50)) == value[-50:]
+    assert store.get("big", RangeRequest(500_000, 500_010)) == value[500_000:500_010]
+    monkeypatch.undo()
+    # Buffered reads may round up to one buffer, never to the file.
+    assert 0 < sum(raw_bytes_read) <= 3 * io.DEFAULT_BUFFER_SIZE * 2
+
+
+def test_missing_parent_that_is_a_file(tmp_path: Path) -> None:
+    store = LocalStore(tmp_path)
+    store.set("a", b"file")
+    assert store.get("a/b") is None
+    with pytest.raises(StoreError, match="a/b"):
+        store.set("a/b", b"x")
+    assert store.get("a") == b"file"
+
+
+def test_symlinked_root_works(tmp_path: Path) -> None:
+    real = tmp_path / "real"
+    real.mkdir()
+    link = tmp_path / "link"
+    link.symlink_to(real)
+    store = LocalStore(link)
+    store.set("a/k", b"v")
+    assert (real / "a" / "k").read_bytes() == b"v"
+    assert list(store.list()) == ["a/k"]
