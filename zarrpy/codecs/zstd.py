@@ -1,0 +1,167 @@
+"""zstd bytes-to-bytes codec (registered extension): Zstandard frames.
+
+Spec: https://github.com/zarr-developers/zarr-extensions/tree/main/codecs/zstd
+V3 name: ``zstd`` (alias ``numcodecs.zstd``); V2 id: ``zstd``.
+
+Encoding writes one RFC 8878 frame with the content size in its header, and a
+content checksum when ``checksum`` is true. ``level`` 0 means the library
+default. Reading, ``checksum`` may be absent (false) and ``level`` too (0, as
+zarr-python); ``to_config`` always writes both keys, as zarr-python and
+tensorstore do.
+
+Decoding accepts frames with and without the content-size field, several
+concatenated frames, and skippable frames. It never allocates on a header's
+word more than the chunk can hold (:mod:`zarrpy.codecs._limits`): a single
+frame whose stated size fits is decoded in one call; anything else (size not
+stated, several frames) is streamed with the output checked as it grows.
+
+>>> ZstdCodec.from_config({"level": 3}).to_config()
+{'level': 3, 'checksum': False}
+>>> ZstdCodec.from_config({"level": 0, "checksum": True}).to_json()
+{'name': 'zstd', 'configuration': {'level': 0, 'checksum': True}}
+"""
+
+from __future__ import annotations
+
+import threading
+from typing import Any, Mapping
+
+import zstandard
+
+from ..errors import ChunkDecodeError, CodecError
+from ._config import check_int, check_keys
+from ._limits import max_decoded_nbytes
+from .abc import BytesToBytesCodec, ChunkSpec
+
+_MIN_LEVEL = -131072
+_MAX_LEVEL = 22
+
+# A zstd block regenerates at most 128 KiB, from as little as 4 bytes (an RLE
+# block): at most 2**15 decoded bytes per compressed byte. Streaming decode
+# feeds pieces of at most (output still allowed) / 2**15 bytes, and at least
+# 64, so one call overshoots the limit by at most max(limit, 2 MiB).
+_MAX_RATIO_LOG2 = 15
+_MIN_FEED_NBYTES = 64
+_MAX_FEED_NBYTES = 1 << 16
+
+
+class ZstdCodec(BytesToBytesCodec):
+    """Zstandard at ``level`` (negative: faster; 0: default 3), optional checksum."""
+
+    name = "zstd"
+    __slots__ = ("level", "checksum")
+
+    def __init__(self, level: int = 0, checksum: bool = False):
+        self.level: int = check_int(self.name, "level", level, _MIN_LEVEL, _MAX_LEVEL)
+        if not isinstance(checksum, bool):
+            raise CodecError(f"codec 'zstd': 'checksum' must be true or false, got {checksum!r}")
+        self.checksum: bool = checksum
+
+    @classmethod
+    def from_config(cls, config: Mapping[str, Any] | None) -> ZstdCodec:
+        config = check_keys(cls.name, config, optional=("level", "checksum"))
+        return cls(config.get("level", 0), config.get("checksum", False))
+
+    def to_config(self) -> dict[str, Any]:
+        return {"level": self.level, "checksum": self.checksum}
+
+    def encode(self, data: bytes, spec: ChunkSpec) -> bytes:
+        return _compressor(self.level, self.checksum).compress(data)
+
+    def decode(self, data: bytes, spec: ChunkSpec) -> bytes:
+        """Decompress all frames in ``data``.
+
+        Raises
+        ------
+        ChunkDecodeError
+            If ``data`` is not zstd, is truncated, fails its checksum, has
+            trailing garbage, or decodes to more bytes than the chunk can hold.
+        """
+        limit = max_decoded_nbytes(spec)
+        try:
+            return _decompress(data, limit)
+        except zstandard.ZstdError as exc:
+            raise ChunkDecodeError(f"codec 'zstd': corrupt data: {exc}") from None
+
+
+# zstandard's (de)compressor objects are not thread-safe but are costly to
+# build for small chunks, so each thread keeps its own.
+_local = threading.local()
+
+
+def _compressor(level: int, checksum: bool) -> zstandard.ZstdCompressor:
+    cache: dict[tuple[int, bool], zstandard.ZstdCompressor] | None = getattr(_local, "cctx", None)
+    if cache is None:
+        cache = _local.cctx = {}
+    cctx = cache.get((level, checksum))
+    if cctx is None:
+        if len(cache) >= 8:
+            cache.clear()
+        cctx = cache[(level, checksum)] = zstandard.ZstdCompressor(
+            level=level, write_checksum=checksum, write_content_size=True
+        )
+    return cctx
+
+
+def _decompressor() -> zstandard.ZstdDecompressor:
+    dctx = getattr(_local, "dctx", None)
+    if dctx is None:
+        dctx = _local.dctx = zstandard.ZstdDecompressor()
+    return dctx
+
+
+def _decompress(data: bytes, limit: int | None) -> bytes:
+    if len(data) == 0:
+        raise ChunkDecodeError("codec 'zstd': empty input is not a zstd frame")
+    content_size = zstandard.frame_content_size(data)
+    if content_size >= 0 and limit is not None and content_size > limit:
+        raise ChunkDecodeError(
+            f"codec 'zstd': frame claims {content_size} decoded bytes, "
+            f"more than the chunk can hold ({limit})"
+        )
+    if content_size > 0:
+        # The common case: one frame of stated size, decoded in one call into
+        # a buffer of exactly that size. Extra input means more frames (or
+        # garbage): the streaming path sorts that out. (Size 0 goes there
+        # too: zstandard returns b"" for it without reading the frame.)
+        try:
+            return _decompressor().decompress(data, allow_extra_data=False)
+        except zstandard.ZstdError:
+            pass
+    return _decompress_stream(data, limit)
+
+
+def _decompress_stream(data: bytes, limit: int | None) -> bytes:
+    dctx = _decompressor()
+    view = memoryview(data)
+    parts: list[bytes] = []
+    total = 0
+    pos = 0
+    while pos < len(view):  # one frame per iteration
+        dobj = dctx.decompressobj()
+        while not dobj.eof and pos < len(view):
+            # Without a limit, each frame is fed whole; with one, in pieces
+            # small enough that the output is checked as it grows.
+            if limit is None:
+                feed = len(view)
+            else:
+                feed = min(max((limit - total) >> _MAX_RATIO_LOG2, _MIN_FEED_NBYTES), _MAX_FEED_NBYTES)
+            piece = view[pos:pos + feed]
+            pos += len(piece)
+            part = dobj.decompress(piece)
+            total += len(part)
+            if limit is not None and total > limit:
+                raise ChunkDecodeError(
+                    f"codec 'zstd': data decodes to more than {limit} bytes, "
+                    "more than the chunk can hold"
+                )
+            parts.append(part)
+        if not dobj.eof:
+            raise ChunkDecodeError(
+                f"codec 'zstd': truncated data ({len(view)} bytes; the frame does not end)"
+            )
+        pos -= len(dobj.unused_data)  # the next frame starts inside the last piece
+    return b"".join(parts)
+
+
+__all__ = ["ZstdCodec"]
