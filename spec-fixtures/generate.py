@@ -28,8 +28,8 @@ Producers (the versions are checked at start-up, so the labels cannot lie):
   tensorstore read the same thing where they can read the store at all.
 
 The script is deterministic (each fixture seeds its own generator from its
-name, and gzip headers get MTIME 0, see ``gzip_mtime_zero``) and idempotent: it deletes the three producer directories and writes
-them again.  Before saving, every fixture is read back by its producer and
+name, and gzip headers get MTIME 0, see ``gzip_mtime_zero``) and idempotent:
+it deletes the three producer directories and writes them again.  Before saving, every fixture is read back by its producer and
 compared bit-for-bit with the array the generator meant to store, fill regions
 included; a mismatch aborts the run.
 """
@@ -299,7 +299,8 @@ def build_fixture(producer: str, name: str, builder: Builder) -> None:
     else:
         doc["node_type"] = "array"
         meta = read_json(store / "zarr.json")
-        dtype = meta["data_type"] if isinstance(meta["data_type"], str) else meta["data_type"]["name"]
+        dtype = meta["data_type"]
+        dtype = dtype if isinstance(dtype, str) else dtype["name"]
         fill_json = meta["fill_value"]
         raw = fill_json_to_raw(fill_json, dtype)
         if producer == "spec":
@@ -593,7 +594,9 @@ _fill_fixture("fill_nan_float32", "float32", "NaN", "fill NaN")
 _fill_fixture("fill_infinity_float64", "float64", "Infinity", "fill +Infinity")
 _fill_fixture("fill_neg_infinity_float32", "float32", "-Infinity", "fill -Infinity")
 _fill_fixture("fill_neg_zero_float64", "float64", -0.0, "fill -0.0 (sign bit must survive)")
-_fill_fixture("fill_hex_nan_float32", "float32", "0x7fc00001", "fill NaN payload 0x7fc00001", edit=True)
+_fill_fixture(
+    "fill_hex_nan_float32", "float32", "0x7fc00001", "fill NaN payload 0x7fc00001", edit=True
+)
 _fill_fixture(
     "fill_hex_nan_float64", "float64", "0x7ff8000000000001", "fill NaN payload", edit=True
 )
@@ -612,7 +615,9 @@ _fill_fixture("fill_float16_number", "float16", 0.333251953125, "fill a float16 
 def _(store: Path) -> Built:
     data = random_data("int16", (5, 5), rng_for("zp-key-default-dot"))
     zp_array(store, data, chunks=(2, 3), chunk_key_encoding={"name": "default", "separator": "."})
-    return Built(data, "int16, chunks (2, 3), chunk_key_encoding default with separator '.': keys c.0.1")
+    return Built(
+        data, "int16, chunks (2, 3), chunk_key_encoding default with separator '.': keys c.0.1"
+    )
 
 
 @fixture("zarr-python", "key_encoding_v2_dot")
@@ -806,14 +811,18 @@ def _(store: Path) -> Built:
     codecs = [{"name": "transpose", "configuration": {"order": [2, 0, 1]}}, _bytes(None)]
     t = ts_array(store, shape=data.shape, chunks=(3, 3, 4), dtype="uint8", codecs=codecs)
     t.write(data).result()
-    return Built(data, "uint8, shape (4, 5, 6), chunks (3, 3, 4); codecs: transpose [2, 0, 1] + bytes")
+    return Built(
+        data, "uint8, shape (4, 5, 6), chunks (3, 3, 4); codecs: transpose [2, 0, 1] + bytes"
+    )
 
 
 @fixture("tensorstore", "missing_chunks_float64_nan")
 def _(store: Path) -> Built:
     data = random_data("float64", (8, 8), rng_for("ts-missing"))
     codecs = [_bytes("little"), {"name": "zstd", "configuration": {"level": 1}}]
-    t = ts_array(store, shape=(8, 8), chunks=(3, 3), dtype="float64", fill_value="NaN", codecs=codecs)
+    t = ts_array(
+        store, shape=(8, 8), chunks=(3, 3), dtype="float64", fill_value="NaN", codecs=codecs
+    )
     t[1:4, 6:8].write(data[1:4, 6:8]).result()
     intended = with_fill((8, 8), "float64", "NaN")
     intended[1:4, 6:8] = data[1:4, 6:8]
@@ -919,8 +928,11 @@ def write_chunks(
     for coords in np.ndindex(*grid):
         if coords in skip:
             continue
-        sel = tuple(slice(i * c, min((i + 1) * c, s)) for i, c, s in zip(coords, chunks, data.shape))
-        block = np.full(chunks, fill_scalar(fill, data.dtype.str) if pad is None else pad, data.dtype)
+        sel = tuple(
+            slice(i * c, min((i + 1) * c, s)) for i, c, s in zip(coords, chunks, data.shape)
+        )
+        pad_value = fill_scalar(fill, data.dtype.str) if pad is None else pad
+        block = np.full(chunks, pad_value, data.dtype)
         part = data[sel]
         block[tuple(slice(0, n) for n in part.shape)] = part
         key = store.joinpath("c", *map(str, coords)) if coords else store / "c"
@@ -1015,13 +1027,17 @@ def _(store: Path) -> Built:
     data = np.arange(24, dtype="int32").reshape(4, 6) * -1000
     store.mkdir()
     meta = spec_meta(
-        (4, 6), (4, 3), "int32", 0, [_bytes("little"), {"name": "zstd", "configuration": {"level": 1}}]
+        (4, 6),
+        (4, 3),
+        "int32",
+        0,
+        [_bytes("little"), {"name": "zstd", "configuration": {"level": 1}}],
     )
     write_json(store / "zarr.json", meta)
     cctx = zstandard.ZstdCompressor(level=1, write_content_size=False)
 
     def enc(b: np.ndarray) -> bytes:
-        # stream_writer never knows the size up front, so the frame has no
+        # compressobj never knows the size up front, so the frame has no
         # Frame_Content_Size field.
         out = cctx.compressobj()
         return out.compress(b.tobytes()) + out.flush()
