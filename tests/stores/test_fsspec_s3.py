@@ -35,12 +35,36 @@ DUMMY_ENV = {
 }
 
 
+def _one_server_header(mp: pytest.MonkeyPatch) -> None:
+    """Make moto's server send one ``Server`` header, not two.
+
+    Werkzeug sends its own and moto adds ``Server: AmazonS3``; aiohttp's
+    pure-Python parser (used under ``python -X dev`` or without its C
+    extension) rejects the duplicate. Test-only patch, undone with ``mp``.
+    """
+    try:
+        from moto.moto_server.werkzeug_app import MotoRequestHandler
+    except ImportError:  # another moto layout: leave it alone
+        return
+    original = MotoRequestHandler.send_header
+
+    def send_header(self, keyword: str, value: str) -> None:  # type: ignore[no-untyped-def]
+        if keyword.lower() == "server":
+            if getattr(self, "_zarrpy_server_sent", None) is self.requestline:
+                return
+            self._zarrpy_server_sent = self.requestline
+        original(self, keyword, value)
+
+    mp.setattr(MotoRequestHandler, "send_header", send_header)
+
+
 @pytest.fixture(scope="module")
 def s3_options() -> Iterator[dict[str, Any]]:
     with pytest.MonkeyPatch.context() as mp:
         for name, value in DUMMY_ENV.items():
             mp.setenv(name, value)
         mp.delenv("AWS_PROFILE", raising=False)
+        _one_server_header(mp)
         server = moto_server.ThreadedMotoServer(ip_address="127.0.0.1", port=0, verbose=False)
         server.start()
         try:

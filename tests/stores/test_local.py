@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from zarrpy.byte_range import RangeRequest, SuffixRequest
-from zarrpy.errors import StoreError
+from zarrpy.errors import InvalidKeyError, StoreError
 from zarrpy.stores import LocalStore
 
 from .contract import StoreContract
@@ -169,3 +169,21 @@ def test_symlinked_root_works(tmp_path: Path) -> None:
     store.set("a/k", b"v")
     assert (real / "a" / "k").read_bytes() == b"v"
     assert list(store.list()) == ["a/k"]
+
+
+def test_writing_over_a_directory_fails_cleanly(tmp_path: Path) -> None:
+    store = LocalStore(tmp_path)
+    store.set("a/b", b"1")
+    with pytest.raises(StoreError, match="'a'"):
+        store.set("a", b"x")
+    assert store.get("a/b") == b"1"
+    assert _files(tmp_path) == ["a", "a/b"]
+
+
+def test_keys_cannot_leave_the_root(tmp_path: Path) -> None:
+    root = tmp_path / "store"
+    store = LocalStore(root)
+    for key in ("../outside", "a/../../outside", "/tmp/outside", "..\\outside"):
+        with pytest.raises(InvalidKeyError):
+            store.set(key, b"x")
+    assert not root.exists() and _files(tmp_path) == []

@@ -155,6 +155,18 @@ class FsspecStore(Store):
             return self._get_fallback(key, path, byte_range, exc)
         return _trim(data, byte_range)
 
+    def exists(self, key: str) -> bool:
+        """Whether ``key`` holds a value, from metadata (no data is read)."""
+        path = self._full(key)
+        try:
+            self.fs.invalidate_cache(path)
+            info = self.fs.info(path)
+        except _MISSING:
+            return False
+        except Exception as exc:  # noqa: BLE001
+            raise self._error("stat", key, exc) from exc
+        return info.get("type") != "directory"
+
     def _size(self, key: str, path: str) -> int | None:
         """The value's length in bytes, or None if the key is missing."""
         try:
