@@ -764,3 +764,63 @@ def test_error_is_not_masked_by_good_chunks_in_large_read(root, tmp_path):
     f.write_bytes(b"\x00" + f.read_bytes()[1:])
     expect_error(lambda: a[...], "c/457", cls=zarrpy.ChecksumError, watch=tmp_path)
     expect_error(lambda: a[1::3], "c/457", cls=zarrpy.ChecksumError, watch=tmp_path)
+
+
+# -- more failed creates and writes ---------------------------------------------------
+
+
+@pytest.mark.parametrize("fill", [[1, 2, 3], [1], [300, 1], 5, "not base64!"], ids=repr)
+def test_bad_raw_fill_on_create(root, tmp_path, fill):
+    expect_error(lambda: zarrpy.create_array(LocalStore(root), shape=(4,), dtype="V2", chunks=(2,), fill_value=fill),
+                 "fill_value", cls=zarrpy.MetadataError, watch=tmp_path)
+
+
+@pytest.mark.parametrize("how", ["create_group-overwrite", "open_group-w", "open_array-w", "group-child"])
+def test_unserialisable_attributes_other_entry_points(root, tmp_path, how):
+    _, data = make_array(root, path="x")
+    bad = {"bad": object()}
+    store = LocalStore(root)
+    calls = {
+        "create_group-overwrite": lambda: zarrpy.create_group(store, path="x", attributes=bad, overwrite=True),
+        "open_group-w": lambda: zarrpy.open_group(store, path="x", mode="w", attributes=bad),
+        "open_array-w": lambda: zarrpy.open_array(store, path="x", mode="w", shape=(4,), dtype="uint8",
+                                                  chunks=(2,), attributes=bad),
+        "group-child": lambda: zarrpy.open_group(store, mode="a").create_group("y/z", attributes=bad),
+    }
+    expect_error(calls[how], "attributes", watch=tmp_path)
+    np.testing.assert_array_equal(reopen(root, path="x")[...], data)
+
+
+@pytest.mark.parametrize(
+    "data",
+    [np.ones((3, 3)), np.full(SHAPE, "abc"), [[{"a": 1}] * 8] * 8],
+    ids=["wrong-shape", "strings", "objects"],
+)
+@pytest.mark.parametrize("overwrite", [False, True])
+def test_create_with_incompatible_data_writes_nothing(root, tmp_path, data, overwrite):
+    if overwrite:
+        _, old = make_array(root)
+    call = _create(root, overwrite=overwrite, data=data)
+    before = snapshot(tmp_path)
+    _, err = bounded(call)
+    assert err is not None, "create_array with incompatible data succeeded"
+    assert isinstance(err, (zarrpy.ZarrpyError, TypeError)), f"{type(err).__name__}: {err}"
+    assert_unchanged(before, snapshot(tmp_path))
+
+
+@pytest.mark.parametrize(
+    "value",
+    [np.full((1, 8), "abc"), np.ones((2, 7)), np.ones((8,))],
+    ids=["strings", "wrong-shape", "wrong-ndim"],
+)
+def test_failed_append_writes_nothing(root, tmp_path, value):
+    a, data = make_array(root, ZSTD)
+    before = snapshot(tmp_path)
+    _, err = bounded(lambda: a.append(value))
+    assert err is not None, "append of an incompatible value succeeded"
+    assert isinstance(err, (zarrpy.ZarrpyError, TypeError)), f"{type(err).__name__}: {err}"
+    assert_unchanged(before, snapshot(tmp_path))
+    again = reopen(root)
+    assert again.shape == SHAPE
+    assert a.shape == SHAPE
+    np.testing.assert_array_equal(again[...], data)
