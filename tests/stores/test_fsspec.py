@@ -137,3 +137,19 @@ def test_async_filesystem_instance_is_refused() -> None:
     fs.asynchronous = True  # type: ignore[attr-defined]
     with pytest.raises(ValueError, match="asynchronous"):
         FsspecStore(fs, "x")
+
+
+def test_batch_falls_back_to_single_reads_when_cat_ranges_fails() -> None:
+    class NoBatch(fsspec.implementations.memory.MemoryFileSystem):
+        protocol = "zarrpy-nobatch"
+        store: dict = {}
+        pseudo_dirs = [""]
+
+        def cat_ranges(self, *args, **kwargs):  # type: ignore[no-untyped-def]
+            raise TypeError("unexpected keyword argument 'on_error'")
+
+    store = FsspecStore(NoBatch(), "/r")
+    store.set("k", b"0123456789")
+    assert store.get_partial_values(
+        [("k", None), ("k", SuffixRequest(2)), ("gone", None), ("k", RangeRequest(1, 3))]
+    ) == [b"0123456789", b"89", None, b"12"]

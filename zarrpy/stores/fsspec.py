@@ -235,8 +235,10 @@ class FsspecStore(Store):
             return out
         try:
             results = self.fs.cat_ranges(paths, starts, ends, on_error="return")
-        except Exception as exc:  # noqa: BLE001 - whole batch failed: per key
-            results = [exc] * len(batch)
+        except Exception:  # noqa: BLE001 - the batch call itself failed: go key by key
+            for i in batch:
+                out[i] = self.get(*requests[i])
+            return out
         for i, path, result in zip(batch, paths, results):
             key, request = requests[i]
             if isinstance(result, _MISSING):
