@@ -52,7 +52,7 @@ def slice_bytes(value: bytes, request: ByteRequest | None) -> bytes:
     if isinstance(request, OffsetRequest):
         return value[request.offset :]
     if isinstance(request, SuffixRequest):
-        return value[len(value) - request.length :] if request.length else b""
+        return value[max(0, len(value) - request.length) :] if request.length else b""
     raise TypeError(f"not a byte request: {request!r}")
 
 

@@ -40,7 +40,9 @@ def validate_prefix(prefix: str) -> str:
     """Like :func:`validate_key` for list prefixes; ``""`` (the root) is fine."""
     if prefix == "":
         return prefix
-    return validate_key(prefix.rstrip("/")) + ("/" if prefix.endswith("/") else "")
+    if prefix.endswith("/"):
+        return validate_key(prefix[:-1]) + "/"
+    return validate_key(prefix)
 
 
 class Store(ABC):
@@ -119,6 +121,8 @@ class Store(ABC):
             raise ReadOnlyError(f"cannot write {key!r}: the store is read-only")
 
     def __eq__(self, other: object) -> bool:
+        if self is other:
+            return True
         return type(self) is type(other) and self.url is not None and self.url == other.url  # type: ignore[attr-defined]
 
     def __hash__(self) -> int:
