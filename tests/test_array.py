@@ -533,6 +533,8 @@ def test_pickle_in_spawned_processes(tmp_path: Path):
     with ctx.Pool(2) as pool:
         read = pool.starmap(operator.getitem, [(a, np.s_[0:2, 0:3]), (a, np.s_[2:, 3:])])
         pool.starmap(operator.setitem, [(a, np.s_[2:4, 3:6], 7), (a, np.s_[0:2, 3:6], 8)])
+        chunk = pool.apply(a.read_chunk, ((0, 0),))  # a bound method pickles its array too
+    np.testing.assert_array_equal(chunk, np.arange(6).reshape(2, 3))
     np.testing.assert_array_equal(read[0], np.arange(6).reshape(2, 3))
     np.testing.assert_array_equal(read[1], np.full((2, 3), -1))
     expected = np.full((4, 6), -1, dtype="int32")

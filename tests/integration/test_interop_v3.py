@@ -683,3 +683,53 @@ def test_chunk_key_encodings_both_ways(peer: str, shape_name: str, encoding: str
     keys_p = sorted(str(f.relative_to(tmp_path / "p.zarr")) for f in _chunk_files(tmp_path / "p.zarr"))
     keys_z = sorted(str(f.relative_to(tmp_path / "z.zarr")) for f in _chunk_files(tmp_path / "z.zarr"))
     assert keys_z == keys_p
+
+
+# --------------------------------------------------------------------------
+# byte-identical chunks for the deterministic chains
+
+DETERMINISTIC_CHAINS = ["bytes-le", "bytes-be", "transpose-bytes", "crc32c"]
+
+
+@pytest.mark.parametrize("chain", DETERMINISTIC_CHAINS)
+@pytest.mark.parametrize("dtype", ["bool", "uint16", "float64", "complex64"])
+@pytest.mark.parametrize("peer", PEER_IDS)
+def test_same_chunk_bytes_as_peer(peer: str, dtype: str, chain: str, tmp_path: Path) -> None:
+    """Without compression the encoded chunk is fully determined by the spec
+    (edge chunks padded with the fill value), so zarrpy's chunk files must be
+    byte-for-byte the peer's."""
+    shape, chunks = SHAPES["3d"]
+    dt = np.dtype(dtype)
+    spec = ArraySpec(shape, chunks, dt, CHAINS[chain](len(shape), dt), _default_fill(dtype))
+    data = make_data(dtype, shape, np.random.default_rng(_seed(f"bytes-{dtype}-{chain}")))
+    handle = PEERS[peer].create(tmp_path / "p.zarr", spec)
+    PEERS[peer].write(handle, Ellipsis, data)
+    del handle
+    zarrpy_create(tmp_path / "z.zarr", spec)[...] = data
+
+    def chunks_of(root: Path) -> dict[str, bytes]:
+        return {str(f.relative_to(root)): f.read_bytes() for f in _chunk_files(root)}
+
+    got, want = chunks_of(tmp_path / "z.zarr"), chunks_of(tmp_path / "p.zarr")
+    assert sorted(got) == sorted(want)
+    differ = [k for k in want if got[k] != want[k]]
+    assert not differ, f"chunks {differ} differ from {peer}'s"
+
+
+@pytest.mark.parametrize("dtype", ["int8", "float32", "complex128"])
+def test_defaults_both_ways_with_zarr_python(dtype: str, tmp_path: Path) -> None:
+    """Arrays created with each library's default chunks, codecs and fill value."""
+    data = make_data(dtype, (40, 30), np.random.default_rng(_seed(f"defaults-{dtype}")))
+    za = zarr.create_array(store=str(tmp_path / "p.zarr"), shape=data.shape, dtype=dtype)
+    za[...] = data
+    a = zarrpy.open_array(str(tmp_path / "p.zarr"))
+    assert a.chunks == za.chunks
+    assert_same_fill(a.fill_value, za.fill_value, np.dtype(dtype))
+    assert_identical(a[...], data)
+
+    b = zarrpy.create_array(str(tmp_path / "z.zarr"), shape=data.shape, dtype=dtype)
+    b[...] = data
+    zb = zarr.open_array(str(tmp_path / "z.zarr"), mode="r")
+    assert zb.chunks == b.chunks
+    assert_same_fill(zb.fill_value, b.fill_value, np.dtype(dtype))
+    assert_identical(zb[...], data, exact_dtype=False)
