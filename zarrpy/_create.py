@@ -124,9 +124,7 @@ def _evolve(codecs: list[Codec], spec: ChunkSpec) -> list[Codec]:
     """Let codecs fill in settings that depend on the chunk (e.g. blosc typesize)."""
     out = []
     for codec in codecs:
-        evolve = getattr(codec, "evolve", None)
-        if evolve is not None:
-            codec = evolve(spec)
+        codec = codec.evolve(spec)
         if isinstance(codec, ArrayToArrayCodec):
             spec = codec.resolve(spec)
         out.append(codec)

@@ -51,7 +51,8 @@ class ArrayBytes:
         """Wrap a fixed-size numpy array; copies only if not C-contiguous."""
         if array.dtype.hasobject:
             raise CodecError("object arrays must be converted to variable form first")
-        return cls(array.shape, array=np.ascontiguousarray(array))
+        # np.ascontiguousarray would turn a 0-d array into shape (1,).
+        return cls(array.shape, array=array if array.flags.c_contiguous else array.copy(order="C"))
 
     @classmethod
     def variable(cls, offsets, data, shape: Shape) -> ArrayBytes:
@@ -114,7 +115,7 @@ class ArrayBytes:
     def take(self, flat_indices: np.ndarray, shape: Shape) -> ArrayBytes:
         """Gather elements by flat C-order index into a chunk of ``shape``."""
         if self._array is not None:
-            return ArrayBytes(shape, array=np.ascontiguousarray(self._array.reshape(-1)[flat_indices].reshape(shape)))
+            return ArrayBytes(shape, array=self._array.reshape(-1)[flat_indices].reshape(shape))
         starts = self.offsets[:-1][flat_indices]
         lengths = self.offsets[1:][flat_indices] - starts
         new_offsets = np.zeros(len(lengths) + 1, dtype=np.int64)

@@ -131,7 +131,6 @@ def test_array_to_bytes_codec_returning_the_wrong_shape_is_a_decode_error():
         bound.decode(bound.encode(ArrayBytes.from_array(array)))
 
 
-@pytest.mark.xfail(strict=True, reason="zarrpy bug: ArrayBytes.from_array turns 0-d arrays 1-d (np.ascontiguousarray)")
 def test_zero_dimensional_chunk_round_trip():
     array = np.array(7.5, dtype="float32")
     _, decoded = chain_round_trip([LE, "crc32c"], array)

@@ -29,6 +29,7 @@ from .._typing import Shape
 from ..array_bytes import ArrayBytes
 from ..dtypes import DataType
 from ..errors import CodecError
+from ._config import check_keys
 
 
 @dataclass(frozen=True, slots=True)
@@ -51,13 +52,18 @@ class Codec(ABC):
     """Base of all codecs. Subclasses set ``name`` (the V3 name they write)."""
 
     name: ClassVar[str]
+    __slots__ = ()
 
     @classmethod
     def from_config(cls, config: Mapping[str, Any] | None) -> Codec:
         """Build from a V3 ``configuration`` object (None when absent)."""
-        if config:
-            raise CodecError(f"codec {cls.name!r}: takes no configuration, got {dict(config)!r}")
+        check_keys(cls.name, config)
         return cls()
+
+    def evolve(self, spec: ChunkSpec) -> Codec:
+        """This codec with chunk-dependent settings filled in (e.g. blosc's
+        ``typesize``); called once when an array is created."""
+        return self
 
     def to_config(self) -> dict[str, Any] | None:
         """The V3 ``configuration`` object, or None to omit it."""
@@ -88,6 +94,8 @@ class Codec(ABC):
 class ArrayToArrayCodec(Codec):
     """Transforms the elements of a chunk, e.g. reordering them."""
 
+    __slots__ = ()
+
     @abstractmethod
     def encode(self, chunk: ArrayBytes, spec: ChunkSpec) -> ArrayBytes: ...
 
@@ -98,6 +106,8 @@ class ArrayToArrayCodec(Codec):
 
 class ArrayToBytesCodec(Codec):
     """Serialises a chunk's elements to bytes."""
+
+    __slots__ = ()
 
     @abstractmethod
     def encode(self, chunk: ArrayBytes, spec: ChunkSpec) -> bytes: ...
@@ -117,6 +127,8 @@ class ArrayToBytesCodec(Codec):
 
 class BytesToBytesCodec(Codec):
     """Transforms bytes to bytes (compression, checksums)."""
+
+    __slots__ = ()
 
     @abstractmethod
     def encode(self, data: bytes, spec: ChunkSpec) -> bytes: ...

@@ -34,6 +34,8 @@ class BytesCodec(ArrayToBytesCodec):
     @classmethod
     def from_config(cls, config: Mapping[str, Any] | None) -> BytesCodec:
         config = check_keys(cls.name, config, optional=("endian",))
+        if "endian" in config and config["endian"] is None:
+            raise CodecError("codec 'bytes': 'endian' must be 'little' or 'big' when present, got null")
         return cls(config.get("endian"))
 
     def to_config(self) -> dict[str, Any] | None:

@@ -29,7 +29,7 @@ class TransposeCodec(ArrayToArrayCodec):
     __slots__ = ("order",)
 
     def __init__(self, order):
-        if isinstance(order, str) or not all(isinstance(i, int) and not isinstance(i, bool) for i in order):
+        if not isinstance(order, (list, tuple)) or not all(isinstance(i, int) and not isinstance(i, bool) for i in order):
             raise CodecError(f"codec 'transpose': 'order' must be a list of integers, got {order!r}")
         order = tuple(order)
         if sorted(order) != list(range(len(order))):
