@@ -38,8 +38,10 @@ def read_metadata(store: Store, path: str) -> ArrayMetadataV3 | GroupMetadataV3:
     return parse_node_metadata(raw, key)
 
 
-def write_metadata(store: Store, path: str, metadata: ArrayMetadataV3 | GroupMetadataV3) -> None:
-    store.set(join_key(path, METADATA_KEY), metadata.to_bytes())
+def write_metadata(store: Store, path: str, metadata: ArrayMetadataV3 | GroupMetadataV3 | bytes) -> None:
+    """Write a node's ``zarr.json`` (a metadata object or its serialised bytes)."""
+    raw = metadata if isinstance(metadata, bytes) else metadata.to_bytes()
+    store.set(join_key(path, METADATA_KEY), raw)
 
 
 class Attributes(MutableMapping):

@@ -15,7 +15,7 @@ import numpy as np
 
 from ._create import build_array_metadata, node_exists, prepare_node
 from ._node import normalize_path, read_metadata, write_metadata
-from .array import Array
+from .array import Array, coerce_value
 from .errors import NodeNotFoundError
 from .group import Group
 from .metadata.v3 import ArrayMetadataV3
@@ -85,8 +85,11 @@ def _create_array_at(store: Store, path: str, *, overwrite: bool, write_empty_ch
     if kwargs.get("shape") is None or kwargs.get("dtype") is None:
         raise TypeError("create_array needs shape= and dtype= (or data=)")
     metadata = build_array_metadata(**kwargs)
+    raw = metadata.to_bytes()  # fails on bad attributes before anything is touched
+    if data is not None:
+        data = coerce_value(data, metadata.data_type.numpy, metadata.shape)
     prepare_node(store, path, overwrite=overwrite)
-    write_metadata(store, path, metadata)
+    write_metadata(store, path, raw)
     array = Array(store, path, metadata, write_empty_chunks=write_empty_chunks)
     if data is not None:
         array[...] = data

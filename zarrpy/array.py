@@ -172,10 +172,7 @@ class Array:
         self._write_metadata(self._metadata.evolve(attributes=attrs))
 
     def _write_metadata(self, metadata: ArrayMetadataV3) -> None:
-        try:
-            write_metadata(self._store, self._path, metadata)
-        except (TypeError, ValueError) as exc:
-            raise MetadataError(f"array {self.name!r}: metadata is not JSON-serialisable: {exc}") from None
+        write_metadata(self._store, self._path, metadata)
         self._set_metadata(metadata)
 
     def chunk_key(self, coords: ChunkCoords) -> str:
@@ -296,7 +293,7 @@ class Array:
 
     def _write(self, indexer: OrthogonalIndexer, value: Any) -> None:
         self._check_writable()
-        value = self._coerce_value(value, indexer.shape)
+        value = coerce_value(value, self.dtype, indexer.shape)
         projections = list(indexer)
         for start in range(0, len(projections), _BATCH):
             batch = projections[start : start + _BATCH]
@@ -315,29 +312,13 @@ class Array:
                 else:
                     self._store.set(key, encoded)
 
-    def _coerce_value(self, value: Any, shape: Shape) -> np.ndarray:
-        if isinstance(value, Array):
-            value = value[...]
-        arr = np.asarray(value)
-        if arr.dtype != self.dtype:
-            try:
-                arr = arr.astype(self.dtype, casting="same_kind" if arr.dtype.kind == self.dtype.kind else "unsafe")
-            except (TypeError, ValueError) as exc:
-                raise TypeError(f"cannot write values of dtype {arr.dtype} into array of {self.dtype}: {exc}") from None
-        try:
-            return np.broadcast_to(arr, shape)
-        except ValueError:
-            raise SelectionError(
-                f"value of shape {arr.shape} cannot be broadcast to the selection shape {shape}"
-            ) from None
-
     def _merge_and_encode(self, proj: ChunkProjection, value: np.ndarray, old: bytes | None) -> bytes | None:
         """The new encoded chunk, or None when it equals the fill value."""
         block = value[proj.out_selection].reshape(proj.chunk_block_shape)
         if proj.is_complete:
             chunk = self._fill_chunk() if self._is_edge(proj.chunk_coords) else None
             if chunk is None:
-                chunk = np.ascontiguousarray(block.reshape(self.chunks))
+                chunk = block.reshape(self.chunks)
             else:
                 chunk[proj.chunk_selection] = block
         else:
@@ -389,6 +370,8 @@ class Array:
     def append(self, data: Any, axis: int = 0) -> Shape:
         """Grow along ``axis`` and write ``data`` into the new part."""
         data = np.asarray(data)
+        if data.dtype != self.dtype:
+            data = coerce_value(data, self.dtype, data.shape)
         if data.ndim != self.ndim:
             raise SelectionError(f"data has {data.ndim} dimensions, array has {self.ndim}")
         axis = axis % self.ndim
@@ -454,6 +437,28 @@ class ArrayInfo:
         d = self.as_dict()
         width = max(len(k) for k in d)
         return "\n".join(f"{k.ljust(width)} : {v}" for k, v in d.items())
+
+
+def coerce_value(value: Any, dtype: np.dtype, shape: Shape) -> np.ndarray:
+    """``value`` as an array of ``dtype`` broadcast to ``shape``, or a clear error.
+
+    Casts between kinds numpy considers safe or same-kind; e.g. floats into an
+    integer array are truncated as numpy does, strings into numbers are refused.
+    """
+    if isinstance(value, Array):
+        value = value[...]
+    arr = np.asarray(value)
+    if arr.dtype != dtype:
+        if arr.dtype.kind in "OSUV" and dtype.kind not in "OSUV" or arr.dtype.kind in "mM":
+            raise TypeError(f"cannot write values of dtype {arr.dtype} into an array of dtype {dtype}")
+        try:
+            arr = arr.astype(dtype)
+        except (TypeError, ValueError) as exc:
+            raise TypeError(f"cannot write values of dtype {arr.dtype} into an array of dtype {dtype}: {exc}") from None
+    try:
+        return np.broadcast_to(arr, shape)
+    except ValueError:
+        raise SelectionError(f"value of shape {arr.shape} cannot be broadcast to the selection shape {shape}") from None
 
 
 def _fill_scalar(metadata: ArrayMetadataV3) -> Any:

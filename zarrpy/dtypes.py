@@ -15,6 +15,7 @@ np.float32(nan)
 from __future__ import annotations
 
 import base64
+import binascii
 import math
 from dataclasses import dataclass
 from typing import Any
@@ -62,6 +63,11 @@ class DataType:
     def from_json(cls, obj: Any) -> DataType:
         """Parse a V3 ``data_type`` member (a name or ``{"name": …}``)."""
         if isinstance(obj, dict):
+            unknown = set(obj) - {"name", "configuration"}
+            if unknown:
+                raise MetadataError(
+                    f"data_type: unknown member(s) {sorted(unknown)} (must_understand is not allowed for data types)"
+                )
             name = obj.get("name")
             config = obj.get("configuration")
             if config not in (None, {}):
@@ -164,16 +170,16 @@ class DataType:
         """Cast a user-given fill value to this type, refusing lossy casts."""
         if value is None:
             return self.default_fill()
-        if self.numpy.kind == "V":
-            return _parse_raw(value, self.numpy.itemsize)
         try:
+            if self.numpy.kind == "V":
+                return _parse_raw(value, self.numpy.itemsize)
             arr = np.asarray(value)
             if arr.shape != ():
                 raise ValueError("expected a scalar")
             out = arr.astype(self.numpy)
             if self.numpy.kind in "iub" and arr.dtype.kind in "iuf" and out != arr:
                 raise ValueError("value is out of range or not integral")
-        except (ValueError, TypeError, OverflowError) as exc:
+        except (ValueError, TypeError, OverflowError, binascii.Error) as exc:
             raise MetadataError(
                 f"fill_value: {value!r} cannot be cast to data type {self.name!r}: {exc}"
             ) from None

@@ -33,8 +33,9 @@ class Group:
         cls, store: Store, path: str = "", *, attributes: dict[str, Any] | None = None, overwrite: bool = False
     ) -> Group:
         metadata = GroupMetadataV3(attributes=dict(attributes or {}))
+        raw = metadata.to_bytes()  # fails on bad attributes before anything is touched
         prepare_node(store, path, overwrite=overwrite)
-        write_metadata(store, path, metadata)
+        write_metadata(store, path, raw)
         return cls(store, path, metadata)
 
     # -- description ---------------------------------------------------
@@ -73,10 +74,7 @@ class Group:
     def _put_attributes(self, attrs: dict[str, Any]) -> None:
         self._check_writable()
         metadata = self._metadata.evolve(attributes=attrs)
-        try:
-            write_metadata(self._store, self._path, metadata)
-        except (TypeError, ValueError) as exc:
-            raise MetadataError(f"group {self.name!r}: attributes are not JSON-serialisable: {exc}") from None
+        write_metadata(self._store, self._path, metadata)
         self._metadata = metadata
 
     def _check_writable(self) -> None:

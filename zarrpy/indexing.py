@@ -94,10 +94,11 @@ class _SliceDim:
 
 
 class _ArrayDim:
-    __slots__ = ("index", "nitems", "dim_len", "chunk_len")
+    __slots__ = ("index", "nitems", "dim_len", "chunk_len", "from_slice")
     drops = False
 
-    def __init__(self, index: np.ndarray, dim_len: int, chunk_len: int):
+    def __init__(self, index: np.ndarray, dim_len: int, chunk_len: int, *, from_slice: bool = False):
+        self.from_slice = from_slice
         if index.dtype == bool:
             if index.shape != (dim_len,):
                 raise BoundsCheckError(
@@ -148,7 +149,7 @@ def _dim_indexer(sel: Any, dim_len: int, chunk_len: int, allow_arrays: bool):
             raise SelectionError("slice step cannot be zero")
         if sel.step is not None and sel.step < 0:
             start, stop, step = sel.indices(dim_len)
-            return _ArrayDim(np.arange(start, stop, step, dtype=np.int64), dim_len, chunk_len)
+            return _ArrayDim(np.arange(start, stop, step, dtype=np.int64), dim_len, chunk_len, from_slice=True)
         return _SliceDim(sel, dim_len, chunk_len)
     if allow_arrays and isinstance(sel, (list, np.ndarray)):
         arr = np.asarray(sel)
@@ -196,7 +197,8 @@ class OrthogonalIndexer:
             _dim_indexer(s, n, c, max_arrays != 0) for s, n, c in zip(sel, shape, chunk_shape)
         ]
         n_arrays = sum(isinstance(d, _ArrayDim) for d in self.dims)
-        if max_arrays is not None and n_arrays > max_arrays:
+        n_user_arrays = sum(isinstance(d, _ArrayDim) and not d.from_slice for d in self.dims)
+        if max_arrays is not None and n_user_arrays > max_arrays:
             raise SelectionError(
                 "more than one index array in a plain selection is ambiguous; use .oindex or .vindex"
             )

@@ -20,8 +20,14 @@ def parse_json_document(raw: bytes, key: str) -> dict[str, Any]:
 
 
 def dump_json_document(doc: dict[str, Any]) -> bytes:
-    """Serialise a metadata document the way zarr-python does (indent 2)."""
-    return json.dumps(doc, indent=2, allow_nan=False).encode()
+    """Serialise a metadata document the way zarr-python does (indent 2).
+
+    Raises MetadataError if a member (typically ``attributes``) is not JSON.
+    """
+    try:
+        return json.dumps(doc, indent=2, allow_nan=False).encode()
+    except (TypeError, ValueError) as exc:
+        raise MetadataError(f"attributes: not JSON-serialisable (NaN/Infinity and non-JSON objects are refused): {exc}") from None
 
 
 def parse_shape(value: Any, field: str, *, positive: bool = False) -> tuple[int, ...]:
