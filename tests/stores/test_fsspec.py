@@ -36,8 +36,6 @@ class TestFsspecMemoryFromFilesystem(StoreContract):
 
 
 class TestFsspecLocal(StoreContract):
-    atomic_overwrite = False  # fsspec's local filesystem writes in place
-
     @pytest.fixture
     def store(self, tmp_path: Path) -> FsspecStore:
         return FsspecStore.from_url((tmp_path / "store.zarr").as_uri())

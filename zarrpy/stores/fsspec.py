@@ -26,14 +26,21 @@ arguments). Credentials in ``storage_options`` therefore travel in the pickle.
 
 from __future__ import annotations
 
+import contextlib
+import os
+import uuid
 from typing import Any, Iterator, Sequence
 
 import fsspec
 from fsspec.core import url_to_fs
+from fsspec.implementations.local import LocalFileSystem
 
 from ..byte_range import ByteRequest, OffsetRequest, RangeRequest, SuffixRequest
 from ..errors import StoreError
 from .abc import Store, validate_key, validate_prefix
+
+# Marks a local temporary file of an in-progress write (never listed).
+_TMP_MARK = ".zarrpy-tmp-"
 
 # Errors that mean "there is no value under this key".
 _MISSING = (FileNotFoundError, IsADirectoryError, NotADirectoryError)
@@ -252,14 +259,23 @@ class FsspecStore(Store):
     # -- writes --------------------------------------------------------------
     def _set(self, key: str, value: bytes) -> None:
         path = self._full(key)
+        # Object stores replace a value atomically on PUT; a local filesystem
+        # writes in place, so write a temporary file and rename it over.
+        local = isinstance(self.fs, LocalFileSystem)
+        target = f"{path}{_TMP_MARK}{uuid.uuid4().hex}" if local else path
         try:
             try:
-                self.fs.pipe_file(path, value)
+                self.fs.pipe_file(target, value)
             except FileNotFoundError:
                 # Filesystems with real directories (local) want the parent.
                 self.fs.makedirs(self.fs._parent(path), exist_ok=True)
-                self.fs.pipe_file(path, value)
+                self.fs.pipe_file(target, value)
+            if local:
+                os.replace(target, path)
         except Exception as exc:  # noqa: BLE001
+            if local:
+                with contextlib.suppress(OSError):
+                    os.unlink(target)
             raise self._error("write", key, exc) from exc
 
     def _delete(self, key: str) -> None:
@@ -285,7 +301,7 @@ class FsspecStore(Store):
             raise self._error("list", prefix, exc) from exc
         for path in paths:
             key = self._key_of(path)
-            if key is not None and key.startswith(prefix):
+            if key is not None and key.startswith(prefix) and _TMP_MARK not in key:
                 yield key
 
     def list_dir(self, prefix: str) -> Iterator[str]:
