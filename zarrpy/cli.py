@@ -27,7 +27,7 @@ def _demo(directory: str | None) -> int:
             dimension_names=["y", "x"], overwrite=True,
         )
         yy, xx = np.mgrid[0:1000, 0:1000]
-        data = ((np.sin(yy / 50.0) + np.cos(xx / 70.0) + 2) * 10000).astype("uint16")
+        data = ((np.sin(yy / 50.0) + np.cos(xx / 70.0) + 2) * 100).astype("uint16")
         arr[:, :] = data
         arr[100:200, 300:400] = 7
         data[100:200, 300:400] = 7
@@ -35,7 +35,9 @@ def _demo(directory: str | None) -> int:
         full = back[...]
         region = back[123:456, ::50]
         ok = np.array_equal(full, data) and np.array_equal(region, data[123:456, ::50])
-        print(f"wrote {data.nbytes:,} bytes, read back {'identical' if ok else 'DIFFERENT'}")
+        stored = back.nbytes_stored()
+        print(f"wrote {data.nbytes:,} bytes ({stored:,} stored, {data.nbytes / stored:.1f}x smaller); "
+              f"read back {'identical' if ok else 'DIFFERENT'}")
         print(back.info)
         if directory is None:
             print("(temporary directory removed; pass a directory to keep the array)")
