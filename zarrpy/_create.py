@@ -8,7 +8,7 @@ and an existing node is only replaced when ``overwrite=True``.
 from __future__ import annotations
 
 import math
-from typing import Any, Iterable, Sequence
+from typing import Any, Sequence
 
 import numpy as np
 

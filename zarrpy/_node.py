@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import MutableMapping
 from typing import Any, Callable, Iterator
 
-from .errors import MetadataError, NodeNotFoundError
+from .errors import MetadataError, NodeNotFoundError, ReadOnlyError
 from .metadata.v3 import ArrayMetadataV3, GroupMetadataV3, parse_node_metadata
 from .stores.abc import Store
 
@@ -42,6 +42,73 @@ def write_metadata(store: Store, path: str, metadata: ArrayMetadataV3 | GroupMet
     """Write a node's ``zarr.json`` (a metadata object or its serialised bytes)."""
     raw = metadata if isinstance(metadata, bytes) else metadata.to_bytes()
     store.set(join_key(path, METADATA_KEY), raw)
+
+
+class Node:
+    """What arrays and groups have in common: a store, a path, metadata with
+    attributes, and a read-only flag. Subclasses set ``_kind`` and implement
+    ``_apply_metadata`` (install new metadata after it was written)."""
+
+    _kind = "node"
+
+    def __init__(self, store: Store, path: str, metadata: Any, *, read_only: bool = False):
+        self._store = store
+        self._path = path
+        self._read_only = read_only or store.read_only
+        self._apply_metadata(metadata)
+
+    def _apply_metadata(self, metadata: Any) -> None:
+        self._metadata = metadata
+
+    @property
+    def store(self) -> Store:
+        return self._store
+
+    @property
+    def path(self) -> str:
+        return self._path
+
+    @property
+    def name(self) -> str:
+        return "/" + self._path
+
+    @property
+    def basename(self) -> str:
+        return self._path.rsplit("/", 1)[-1]
+
+    @property
+    def metadata(self) -> Any:
+        return self._metadata
+
+    @property
+    def read_only(self) -> bool:
+        return self._read_only
+
+    @property
+    def zarr_format(self) -> int:
+        return 3
+
+    @property
+    def attrs(self) -> Attributes:
+        """User attributes; every change is written to ``zarr.json`` at once."""
+        return Attributes(lambda: self._metadata.attributes, self._put_attributes)
+
+    def _put_attributes(self, attrs: dict[str, Any]) -> None:
+        self._write_metadata(self._metadata.evolve(attributes=attrs))
+
+    def _write_metadata(self, metadata: Any) -> None:
+        self._check_writable()
+        write_metadata(self._store, self._path, metadata)
+        self._apply_metadata(metadata)
+
+    def _check_writable(self) -> None:
+        if self._read_only:
+            raise ReadOnlyError(f"{self._kind} {self.name!r} is read-only")
+
+    def __repr__(self) -> str:
+        return f"<zarrpy.{type(self).__name__} {self.name}>"
+
+    __hash__ = object.__hash__
 
 
 class Attributes(MutableMapping):

@@ -10,11 +10,11 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import Any, Iterable, Sequence
+from typing import Any, Sequence
 
 import numpy as np
 
-from ._node import Attributes, join_key, read_metadata, write_metadata
+from ._node import Node, join_key, read_metadata
 from ._typing import ChunkCoords, Shape
 from .array_bytes import ArrayBytes
 from .chunk_grid import RegularChunkGrid
@@ -24,9 +24,7 @@ from .codecs.chain import CodecChain
 from .concurrency import map_chunks
 from .errors import (
     CodecError,
-    MetadataError,
     NodeNotFoundError,
-    ReadOnlyError,
     SelectionError,
     at_key,
 )
@@ -39,7 +37,7 @@ from .stores.abc import Store
 _BATCH = 256
 
 
-class Array:
+class Array(Node):
     """A chunked, compressed N-dimensional array in a store.
 
     Open one with :func:`zarrpy.open_array` or create one with
@@ -56,13 +54,12 @@ class Array:
         read_only: bool = False,
         write_empty_chunks: bool = False,
     ):
-        self._store = store
-        self._path = path
-        self._read_only = read_only or store.read_only
         self.write_empty_chunks = write_empty_chunks
-        self._set_metadata(metadata)
+        super().__init__(store, path, metadata, read_only=read_only)
 
-    def _set_metadata(self, metadata: ArrayMetadataV3) -> None:
+    _kind = "array"
+
+    def _apply_metadata(self, metadata: ArrayMetadataV3) -> None:
         self._metadata = metadata
         self._chain = CodecChain.from_json(metadata.codecs)
         self._grid = RegularChunkGrid(metadata.shape, metadata.chunk_shape)
@@ -77,26 +74,6 @@ class Array:
         return cls(store, path, metadata, read_only=read_only, **kwargs)
 
     # -- description ---------------------------------------------------
-    @property
-    def metadata(self) -> ArrayMetadataV3:
-        return self._metadata
-
-    @property
-    def store(self) -> Store:
-        return self._store
-
-    @property
-    def path(self) -> str:
-        return self._path
-
-    @property
-    def name(self) -> str:
-        return "/" + self._path
-
-    @property
-    def basename(self) -> str:
-        return self._path.rsplit("/", 1)[-1]
-
     @property
     def shape(self) -> Shape:
         return self._metadata.shape
@@ -127,14 +104,6 @@ class Array:
         return self.size * self.dtype.itemsize
 
     @property
-    def read_only(self) -> bool:
-        return self._read_only
-
-    @property
-    def zarr_format(self) -> int:
-        return 3
-
-    @property
     def codecs(self) -> tuple:
         return self._chain.codecs
 
@@ -162,18 +131,6 @@ class Array:
     @property
     def nchunks(self) -> int:
         return self._grid.nchunks
-
-    @property
-    def attrs(self) -> Attributes:
-        return Attributes(lambda: self._metadata.attributes, self._put_attributes)
-
-    def _put_attributes(self, attrs: dict[str, Any]) -> None:
-        self._check_writable()
-        self._write_metadata(self._metadata.evolve(attributes=attrs))
-
-    def _write_metadata(self, metadata: ArrayMetadataV3) -> None:
-        write_metadata(self._store, self._path, metadata)
-        self._set_metadata(metadata)
 
     def chunk_key(self, coords: ChunkCoords) -> str:
         """The store key of the chunk at grid ``coords``."""
@@ -205,6 +162,10 @@ class Array:
 
     def __repr__(self) -> str:
         return f"<zarrpy.Array {self.name} shape={self.shape} dtype={self.dtype}>"
+
+    @property
+    def metadata(self) -> ArrayMetadataV3:
+        return self._metadata
 
     def __len__(self) -> int:
         if not self.shape:
@@ -286,10 +247,6 @@ class Array:
 
     def set_orthogonal_selection(self, selection: Any, value: Any) -> None:
         self._write(OrthogonalIndexer(selection, self.shape, self.chunks), value)
-
-    def _check_writable(self) -> None:
-        if self._read_only:
-            raise ReadOnlyError(f"array {self.name!r} is read-only")
 
     def _write(self, indexer: OrthogonalIndexer, value: Any) -> None:
         self._check_writable()

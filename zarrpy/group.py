@@ -5,21 +5,17 @@ from __future__ import annotations
 from typing import Any, Iterator
 
 from ._create import node_exists, prepare_node
-from ._node import METADATA_KEY, Attributes, join_key, normalize_path, read_metadata, write_metadata
+from ._node import METADATA_KEY, Node, join_key, normalize_path, read_metadata, write_metadata
 from .array import Array
-from .errors import MetadataError, NodeExistsError, NodeNotFoundError, ReadOnlyError
+from .errors import NodeExistsError, NodeNotFoundError
 from .metadata.v3 import ArrayMetadataV3, GroupMetadataV3, parse_node_metadata
 from .stores.abc import Store
 
 
-class Group:
+class Group(Node):
     """A Zarr group. ``g["a/b"]`` opens a member; ``g.create_array(...)`` adds one."""
 
-    def __init__(self, store: Store, path: str, metadata: GroupMetadataV3, *, read_only: bool = False):
-        self._store = store
-        self._path = path
-        self._metadata = metadata
-        self._read_only = read_only or store.read_only
+    _kind = "group"
 
     @classmethod
     def open(cls, store: Store, path: str = "", *, read_only: bool = False) -> Group:
@@ -38,51 +34,9 @@ class Group:
         write_metadata(store, path, raw)
         return cls(store, path, metadata)
 
-    # -- description ---------------------------------------------------
-    @property
-    def store(self) -> Store:
-        return self._store
-
-    @property
-    def path(self) -> str:
-        return self._path
-
-    @property
-    def name(self) -> str:
-        return "/" + self._path
-
-    @property
-    def basename(self) -> str:
-        return self._path.rsplit("/", 1)[-1]
-
     @property
     def metadata(self) -> GroupMetadataV3:
         return self._metadata
-
-    @property
-    def read_only(self) -> bool:
-        return self._read_only
-
-    @property
-    def zarr_format(self) -> int:
-        return 3
-
-    @property
-    def attrs(self) -> Attributes:
-        return Attributes(lambda: self._metadata.attributes, self._put_attributes)
-
-    def _put_attributes(self, attrs: dict[str, Any]) -> None:
-        self._check_writable()
-        metadata = self._metadata.evolve(attributes=attrs)
-        write_metadata(self._store, self._path, metadata)
-        self._metadata = metadata
-
-    def _check_writable(self) -> None:
-        if self._read_only:
-            raise ReadOnlyError(f"group {self.name!r} is read-only")
-
-    def __repr__(self) -> str:
-        return f"<zarrpy.Group {self.name}>"
 
     def __reduce__(self):
         return (_reopen, (self._store, self._path, self._read_only))

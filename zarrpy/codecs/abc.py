@@ -28,7 +28,6 @@ from typing import Any, ClassVar, Mapping
 from .._typing import Shape
 from ..array_bytes import ArrayBytes
 from ..dtypes import DataType
-from ..errors import CodecError
 from ._config import check_keys
 
 
