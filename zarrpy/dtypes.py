@@ -41,6 +41,18 @@ _CORE: dict[str, str] = {
     "complex128": "complex128",
 }
 
+# Variable-length types: every name peers write -> kind. zarrpy writes
+# "string" and "variable_length_bytes" (zarr-python's names), and keeps the
+# name it read when it rewrites an existing array's metadata.
+_VARIABLE: dict[str, str] = {
+    "string": "string",
+    "variable_length_bytes": "bytes",
+    "bytes": "bytes",
+    "binary": "bytes",
+}
+STRING_DTYPE = np.dtypes.StringDType()
+BYTES_DTYPE = np.dtype(object)
+
 # Float bit widths -> the unsigned type holding their bit pattern.
 _FLOAT_BITS = {2: np.uint16, 4: np.uint32, 8: np.uint64}
 
@@ -80,13 +92,15 @@ class DataType:
             raise MetadataError(f"data_type: expected a name string, got {obj!r}")
         if name in _CORE:
             return cls(name, np.dtype(_CORE[name]))
+        if name in _VARIABLE:
+            return cls(name, STRING_DTYPE if _VARIABLE[name] == "string" else BYTES_DTYPE, True)
         if name.startswith("r") and name[1:].isdigit():
             bits = int(name[1:])
             if bits <= 0 or bits % 8:
                 raise MetadataError(f"data_type: {name!r} must have a positive multiple of 8 bits")
             return cls(name, np.dtype(f"V{bits // 8}"))
         raise MetadataError(
-            f"data_type: unknown data type {name!r}; known: {', '.join(sorted(_CORE))}, r<bits>"
+            f"data_type: unknown data type {name!r}; known: {', '.join(sorted(_CORE) + sorted(_VARIABLE))}, r<bits>"
         )
 
     @classmethod
@@ -94,12 +108,23 @@ class DataType:
         """The data type for a numpy dtype (or anything ``np.dtype`` accepts)."""
         if isinstance(dtype, DataType):
             return dtype
-        if isinstance(dtype, str) and dtype in _CORE:
-            return cls.from_json(dtype)
+        if isinstance(dtype, str) and (dtype in _CORE or dtype in _VARIABLE):
+            return cls.from_json("variable_length_bytes" if dtype in ("bytes", "binary") else dtype)
+        if dtype is str or dtype == "str":
+            return cls.from_json("string")
+        if dtype is bytes:
+            return cls.from_json("variable_length_bytes")
         try:
             dt = np.dtype(dtype)
         except TypeError as exc:
             raise MetadataError(f"data_type: cannot interpret {dtype!r} as a data type") from exc
+        if dt.kind in "TU":
+            return cls.from_json("string")
+        if dt.kind in "OS":
+            raise MetadataError(
+                f"data_type: numpy dtype {dt.str!r} is ambiguous; use dtype=str for strings "
+                "or dtype=bytes for variable-length bytes"
+            )
         if dt.kind == "V" and dt.fields is None and dt.subdtype is None:
             return cls(f"r{dt.itemsize * 8}", np.dtype(f"V{dt.itemsize}"))
         native = dt.newbyteorder("=") if dt.byteorder not in ("=", "|") else dt
@@ -117,14 +142,32 @@ class DataType:
         return 0 if self.is_variable else self.numpy.itemsize
 
     # -- fill values --------------------------------------------------
+    @property
+    def is_string(self) -> bool:
+        return self.is_variable and self.numpy.kind == "T"
+
     def default_fill(self) -> Any:
         """The fill value used when none is given (zero / False / empty)."""
+        if self.is_variable:
+            return "" if self.is_string else b""
         return np.zeros((), dtype=self.numpy)[()]
 
     def fill_from_json(self, value: Any) -> Any:
         """Decode a ``fill_value`` JSON member into a numpy scalar."""
         kind = self.numpy.kind
         try:
+            if self.is_variable:
+                if self.is_string:
+                    if not isinstance(value, str):
+                        raise TypeError("expected a JSON string")
+                    return value
+                if isinstance(value, str):
+                    return base64.b64decode(value, validate=True)
+                if isinstance(value, list) and all(
+                    isinstance(v, int) and not isinstance(v, bool) and 0 <= v <= 255 for v in value
+                ):
+                    return bytes(value)
+                raise TypeError("expected a base64 string or a list of byte values")
             if kind == "b":
                 if not isinstance(value, bool):
                     raise ValueError("expected true or false")
@@ -143,7 +186,7 @@ class DataType:
                 return out[()]
             if kind == "V":
                 return _parse_raw(value, self.numpy.itemsize)
-        except (ValueError, TypeError, OverflowError) as exc:
+        except (ValueError, TypeError, OverflowError, binascii.Error) as exc:
             raise MetadataError(
                 f"fill_value: {value!r} is not valid for data type {self.name!r}: {exc}"
             ) from None
@@ -152,6 +195,9 @@ class DataType:
     def fill_to_json(self, value: Any) -> Any:
         """Encode a fill value (anything numpy can cast) as JSON."""
         kind = self.numpy.kind
+        if self.is_variable:
+            scalar = self.coerce_fill(value)
+            return scalar if self.is_string else base64.b64encode(scalar).decode("ascii")
         if kind == "V":
             raw = value if isinstance(value, (bytes, bytearray)) else np.asarray(value).tobytes()
             return list(bytes(raw))
@@ -171,6 +217,12 @@ class DataType:
         if value is None:
             return self.default_fill()
         try:
+            if self.is_variable:
+                if self.is_string and isinstance(value, (str, np.str_)):
+                    return str(value)
+                if not self.is_string and isinstance(value, (bytes, bytearray, np.bytes_)):
+                    return bytes(value)
+                raise TypeError(f"expected {'str' if self.is_string else 'bytes'}, got {type(value).__name__}")
             if self.numpy.kind == "V":
                 return _parse_raw(value, self.numpy.itemsize)
             arr = np.asarray(value)
