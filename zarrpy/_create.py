@@ -109,6 +109,9 @@ def _as_codecs(value: Any, kind: type, what: str) -> list[Codec]:
 def _build_codecs(filters: Any, serializer: Any, compressors: Any, data_type: DataType) -> list[Codec]:
     from .codecs.bytes import BytesCodec
 
+    if isinstance(serializer, str) and serializer == "auto" and data_type.is_variable:
+        # zarr-python's defaults, readable by every peer that knows these types.
+        serializer = {"name": "vlen-utf8" if data_type.is_string else "vlen-bytes", "configuration": {}}
     if isinstance(serializer, str) and serializer == "auto":
         serializer = BytesCodec(None if data_type.itemsize == 1 or data_type.numpy.kind == "V" else "little")
     if isinstance(compressors, str) and compressors == "auto":

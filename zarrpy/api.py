@@ -77,23 +77,41 @@ def create_array(
 def _create_array_at(store: Store, path: str, *, overwrite: bool, write_empty_chunks: bool,
                      data: Any = None, **kwargs: Any) -> Array:
     if data is not None:
-        data = np.asarray(data)
+        if not isinstance(data, np.ndarray):
+            data = np.array(data, dtype=object) if _holds_bytes(data) else np.asarray(data)
         if kwargs.get("shape") is None:
             kwargs["shape"] = data.shape
         if kwargs.get("dtype") is None:
-            kwargs["dtype"] = data.dtype
+            kwargs["dtype"] = _infer_dtype(data)
     if kwargs.get("shape") is None or kwargs.get("dtype") is None:
         raise TypeError("create_array needs shape= and dtype= (or data=)")
     metadata = build_array_metadata(**kwargs)
     raw = metadata.to_bytes()  # fails on bad attributes before anything is touched
     if data is not None:
-        data = coerce_value(data, metadata.data_type.numpy, metadata.shape)
+        data = coerce_value(data, metadata.data_type, metadata.shape)
     prepare_node(store, path, overwrite=overwrite)
     write_metadata(store, path, raw)
     array = Array(store, path, metadata, write_empty_chunks=write_empty_chunks)
     if data is not None:
         array[...] = data
     return array
+
+
+def _holds_bytes(data: Any) -> bool:
+    first = data
+    while isinstance(first, (list, tuple)) and first:
+        first = first[0]
+    return isinstance(first, bytes)
+
+
+def _infer_dtype(data: np.ndarray) -> Any:
+    """The data type for ``data``: strings and bytes become variable-length."""
+    if data.dtype.kind == "S":
+        return bytes
+    if data.dtype.kind == "O":
+        first = next(iter(data.flat), "")
+        return bytes if isinstance(first, bytes) else str
+    return data.dtype
 
 
 def open_array(

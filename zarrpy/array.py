@@ -29,6 +29,7 @@ from .errors import (
     at_key,
 )
 from .indexing import ChunkProjection, OrthogonalIndexer
+from .dtypes import DataType
 from .metadata.v3 import ArrayMetadataV3
 from .stores.abc import Store
 
@@ -222,7 +223,7 @@ class Array(Node):
 
     def _decode_chunk(self, coords: ChunkCoords, data: bytes) -> np.ndarray:
         try:
-            return self._bound.decode(data).array
+            return to_numpy(self._bound.decode(data), self._metadata.data_type)
         except CodecError as exc:
             raise at_key(exc, self.chunk_key(coords)) from exc
 
@@ -250,7 +251,7 @@ class Array(Node):
 
     def _write(self, indexer: OrthogonalIndexer, value: Any) -> None:
         self._check_writable()
-        value = coerce_value(value, self.dtype, indexer.shape)
+        value = coerce_value(value, self._metadata.data_type, indexer.shape)
         projections = list(indexer)
         for start in range(0, len(projections), _BATCH):
             batch = projections[start : start + _BATCH]
@@ -283,7 +284,7 @@ class Array(Node):
             chunk[proj.chunk_selection] = block
         if not self.write_empty_chunks and _all_equal(chunk, self._fill):
             return None
-        return self._bound.encode(ArrayBytes.from_array(chunk))
+        return self._bound.encode(from_numpy(chunk, self._metadata.data_type))
 
     def _is_edge(self, coords: ChunkCoords) -> bool:
         return any((c + 1) * cs > s for c, cs, s in zip(coords, self.chunks, self.shape))
@@ -318,7 +319,7 @@ class Array(Node):
             if not self.write_empty_chunks and _all_equal(fresh, self._fill):
                 self._store.delete(key)
             else:
-                self._store.set(key, self._bound.encode(ArrayBytes.from_array(fresh)))
+                self._store.set(key, self._bound.encode(from_numpy(fresh, self._metadata.data_type)))
         for coords in stored:
             if not new_grid.contains(coords):
                 self._store.delete(self.chunk_key(coords))
@@ -328,7 +329,7 @@ class Array(Node):
         """Grow along ``axis`` and write ``data`` into the new part."""
         data = np.asarray(data)
         if data.dtype != self.dtype:
-            data = coerce_value(data, self.dtype, data.shape)
+            data = coerce_value(data, self._metadata.data_type, data.shape)
         if data.ndim != self.ndim:
             raise SelectionError(f"data has {data.ndim} dimensions, array has {self.ndim}")
         axis = axis % self.ndim
@@ -396,17 +397,23 @@ class ArrayInfo:
         return "\n".join(f"{k.ljust(width)} : {v}" for k, v in d.items())
 
 
-def coerce_value(value: Any, dtype: np.dtype, shape: Shape) -> np.ndarray:
-    """``value`` as an array of ``dtype`` broadcast to ``shape``, or a clear error.
+def coerce_value(value: Any, data_type: DataType, shape: Shape) -> np.ndarray:
+    """``value`` as an array of ``data_type`` broadcast to ``shape``, or a clear error.
 
-    Casts between kinds numpy considers safe or same-kind; e.g. floats into an
-    integer array are truncated as numpy does, strings into numbers are refused.
+    Numbers cast as numpy casts them (floats into an integer array truncate);
+    strings or bytes into numbers are refused, and so is any element of a
+    string (bytes) array that is not a ``str`` (``bytes``): TypeError naming
+    its position, before anything is written.
     """
     if isinstance(value, Array):
         value = value[...]
-    arr = np.asarray(value)
+    dtype = data_type.numpy
+    if data_type.is_variable:
+        arr = _coerce_variable(value, data_type)
+    else:
+        arr = np.asarray(value)
     if arr.dtype != dtype:
-        if arr.dtype.kind in "OSUV" and dtype.kind not in "OSUV" or arr.dtype.kind in "mM":
+        if arr.dtype.kind in "OSUVT" and dtype.kind not in "OSUVT" or arr.dtype.kind in "mM":
             raise TypeError(f"cannot write values of dtype {arr.dtype} into an array of dtype {dtype}")
         try:
             arr = arr.astype(dtype)
@@ -418,9 +425,61 @@ def coerce_value(value: Any, dtype: np.dtype, shape: Shape) -> np.ndarray:
         raise SelectionError(f"value of shape {arr.shape} cannot be broadcast to the selection shape {shape}") from None
 
 
+def _coerce_variable(value: Any, data_type: DataType) -> np.ndarray:
+    """A StringDType (object-of-bytes) array with every element checked."""
+    want = str if data_type.is_string else bytes
+    if isinstance(value, (str, bytes, np.str_, np.bytes_)):
+        if not isinstance(value, want):
+            raise TypeError(f"cannot write {type(value).__name__} {value!r} into a {data_type.name} array")
+        value = want(value)
+        out = np.empty((), dtype=data_type.numpy)
+        out[()] = value
+        return out
+    if isinstance(value, np.ndarray) and value.dtype.kind in "TU" and data_type.is_string:
+        return value.astype(data_type.numpy, copy=False)
+    if isinstance(value, np.ndarray) and value.dtype.kind == "S" and not data_type.is_string:
+        return value.astype(object)
+    if isinstance(value, np.ndarray) and value.dtype.kind != "O":
+        raise TypeError(f"cannot write values of dtype {value.dtype} into a {data_type.name} array")
+    arr = value if isinstance(value, np.ndarray) else _object_array(value)
+    # Raises TypeError naming the first bad element's position.
+    (ArrayBytes.from_strings if data_type.is_string else ArrayBytes.from_bytes_objects)(arr)
+    return arr.astype(data_type.numpy) if data_type.is_string else arr
+
+
+def _object_array(value: Any) -> np.ndarray:
+    try:
+        arr = np.array(value, dtype=object)
+    except ValueError as exc:
+        raise TypeError(f"cannot interpret the value as an array: {exc}") from None
+    return arr
+
+
+def from_numpy(chunk: np.ndarray, data_type: DataType) -> ArrayBytes:
+    """The ArrayBytes of a whole chunk (variable form for strings/bytes)."""
+    if not data_type.is_variable:
+        return ArrayBytes.from_array(chunk)
+    if data_type.is_string:
+        return ArrayBytes.from_strings(chunk)
+    return ArrayBytes.from_bytes_objects(chunk)
+
+
+def to_numpy(chunk: ArrayBytes, data_type: DataType) -> np.ndarray:
+    """The numpy form of a decoded chunk (StringDType / object for vlen)."""
+    if chunk.is_fixed:
+        if data_type.is_variable:
+            raise CodecError(f"a fixed-size chunk was decoded for variable-length type {data_type.name!r}")
+        return chunk.array
+    if not data_type.is_variable:
+        raise CodecError(f"a variable-length chunk was decoded for fixed-size type {data_type.name!r}")
+    return chunk.to_strings() if data_type.is_string else chunk.to_bytes_objects()
+
+
 def _fill_scalar(metadata: ArrayMetadataV3) -> Any:
     fill = metadata.fill_value
     dtype = metadata.data_type.numpy
+    if metadata.data_type.is_variable:
+        return fill
     if dtype.kind == "V":
         return np.frombuffer(bytes(fill), dtype=dtype)[0]
     return np.asarray(fill, dtype=dtype)[()]
@@ -428,6 +487,8 @@ def _fill_scalar(metadata: ArrayMetadataV3) -> Any:
 
 def _all_equal(chunk: np.ndarray, fill: Any) -> bool:
     """True if every element equals ``fill`` bit for bit (NaN payloads, -0.0 too)."""
+    if chunk.dtype.kind in "TO":
+        return bool(np.all(chunk == fill))
     fill_bytes = np.asarray(fill, dtype=chunk.dtype).reshape(1)
     itemsize = chunk.dtype.itemsize
     if itemsize in (1, 2, 4, 8) and chunk.dtype.kind != "V":

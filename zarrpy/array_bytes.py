@@ -131,9 +131,83 @@ class ArrayBytes:
             data = b""
         return ArrayBytes(shape, offsets=new_offsets, data=data)
 
+    # -- variable-length conversions (used once, at the array edge) ---------
+    @classmethod
+    def from_strings(cls, array: np.ndarray) -> ArrayBytes:
+        """UTF-8 variable chunk from an array of ``str`` (StringDType or object).
+
+        Raises TypeError naming the first element that is not a ``str``.
+        """
+        items = array.reshape(-1).tolist()
+        if array.dtype.kind != "T":
+            _check_types(items, str, array.shape)
+        joined = "".join(items)
+        if joined.isascii():
+            lengths = np.fromiter(map(len, items), dtype=np.int64, count=len(items))
+            return cls._from_lengths(lengths, joined.encode("ascii"), array.shape)
+        try:
+            encoded = [s.encode("utf-8") for s in items]
+        except UnicodeEncodeError as exc:
+            raise TypeError(f"string cannot be encoded as UTF-8: {exc}") from None
+        return cls.from_bytes_list(encoded, array.shape)
+
+    @classmethod
+    def from_bytes_objects(cls, array: np.ndarray) -> ArrayBytes:
+        """Variable chunk from an array of ``bytes``; TypeError names a non-bytes element."""
+        items = array.reshape(-1).tolist()
+        _check_types(items, (bytes, bytearray, memoryview), array.shape)
+        return cls.from_bytes_list(items, array.shape)
+
+    @classmethod
+    def from_bytes_list(cls, items: list, shape: Shape) -> ArrayBytes:
+        """Variable chunk from a flat list of bytes-like elements (C order)."""
+        lengths = np.fromiter(map(len, items), dtype=np.int64, count=len(items))
+        return cls._from_lengths(lengths, b"".join(items), shape)
+
+    @classmethod
+    def _from_lengths(cls, lengths: np.ndarray, data: bytes, shape: Shape) -> ArrayBytes:
+        offsets = np.zeros(len(lengths) + 1, dtype=np.int64)
+        np.cumsum(lengths, out=offsets[1:])
+        return cls(shape, offsets=offsets, data=data)
+
+    def to_bytes_list(self) -> list[bytes]:
+        """The elements of a variable chunk as a flat list of ``bytes``."""
+        o = self.offsets.tolist()
+        data = self.data
+        return [data[a:b] for a, b in zip(o[:-1], o[1:])]
+
+    def to_strings(self) -> np.ndarray:
+        """A StringDType array of the UTF-8 elements; CodecError if not UTF-8."""
+        data = self.data
+        o = self.offsets.tolist()
+        try:
+            if data.isascii():
+                text = data.decode("ascii")
+                items = [text[a:b] for a, b in zip(o[:-1], o[1:])]
+            else:
+                items = [data[a:b].decode("utf-8") for a, b in zip(o[:-1], o[1:])]
+        except UnicodeDecodeError as exc:
+            raise CodecError(f"string element is not valid UTF-8: {exc}") from None
+        return np.array(items, dtype=np.dtypes.StringDType()).reshape(self.shape)
+
+    def to_bytes_objects(self) -> np.ndarray:
+        """An object array of the ``bytes`` elements."""
+        out = np.empty(self.size, dtype=object)
+        out[:] = self.to_bytes_list()
+        return out.reshape(self.shape)
+
     def __repr__(self) -> str:
         form = f"fixed {self._array.dtype}" if self._array is not None else "variable"
         return f"<ArrayBytes {form} shape={self.shape} nbytes={self.nbytes}>"
+
+
+def _check_types(items: list, types, shape: Shape) -> None:
+    """TypeError naming the first element (by N-d position) not of ``types``."""
+    for i, item in enumerate(items):
+        if not isinstance(item, types):
+            pos = tuple(int(p) for p in np.unravel_index(i, shape)) if shape else ()
+            names = types.__name__ if isinstance(types, type) else "/".join(t.__name__ for t in types)
+            raise TypeError(f"element at position {pos} is {type(item).__name__} {item!r}, expected {names}")
 
 
 __all__ = ["ArrayBytes"]
