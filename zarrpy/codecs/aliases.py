@@ -12,4 +12,9 @@ CODEC_ALIASES: dict[str, str] = {
     "numcodecs.gzip": "gzip",
     "numcodecs.zstd": "zstd",
     "numcodecs.crc32c": "crc32c",
+    # zarrs' vlen codecs: the 2024 draft's bare names and the codec URLs
+    "vlen": "zarrs.vlen",
+    "https://codec.zarrs.dev/array_to_bytes/vlen": "zarrs.vlen",
+    "vlen_v2": "zarrs.vlen_v2",
+    "https://codec.zarrs.dev/array_to_bytes/vlen_v2": "zarrs.vlen_v2",
 }
