@@ -87,8 +87,12 @@ class VlenCodec(ArrayToBytesCodec):
         self.index_data_type: str = check_choice(NAME, "index_data_type", index_data_type, INDEX_DATA_TYPES)
         self.index_location: str = check_choice(NAME, "index_location", index_location, INDEX_LOCATIONS)
         self._index_dtype = DataType.from_json(self.index_data_type)
-        self.data_codecs: CodecChain = _parse_chain("data_codecs", data_codecs, DEFAULT_DATA_CODECS)
-        self.index_codecs: CodecChain = _parse_chain("index_codecs", index_codecs, DEFAULT_INDEX_CODECS)
+        self.data_codecs: CodecChain = _parse_chain(
+            "data_codecs", DEFAULT_DATA_CODECS if data_codecs is None else data_codecs
+        )
+        self.index_codecs: CodecChain = _parse_chain(
+            "index_codecs", DEFAULT_INDEX_CODECS if index_codecs is None else index_codecs
+        )
         # Both chains must accept their arrays; shapes stand in for any chunk.
         _bind("data_codecs", self.data_codecs, ChunkSpec((0,), _UINT8, 0))
         _bind("index_codecs", self.index_codecs, ChunkSpec((1,), self._index_dtype, 0))
@@ -98,6 +102,9 @@ class VlenCodec(ArrayToBytesCodec):
         config = check_keys(
             NAME, config, optional=("data_codecs", "index_codecs", "index_data_type", "index_location")
         )
+        for field in ("data_codecs", "index_codecs"):
+            if field in config and config[field] is None:
+                raise CodecError(f"codec {NAME!r}: {field!r} must be a list of codecs, got null")
         return cls(
             config.get("data_codecs", DEFAULT_DATA_CODECS),
             config.get("index_codecs", DEFAULT_INDEX_CODECS),
@@ -195,14 +202,21 @@ class VlenCodec(ArrayToBytesCodec):
 
     # -- partial decoding ----------------------------------------------
     def partial_decoder(
-        self, read: ByteReader, spec: ChunkSpec, *, max_gap_nbytes: int = 0
+        self,
+        read: ByteReader,
+        spec: ChunkSpec,
+        *,
+        total_nbytes: int | None = None,
+        max_gap_nbytes: int = 0,
     ) -> VlenPartialDecoder:
         """A reader of single elements of one encoded chunk; see :class:`VlenPartialDecoder`."""
-        return VlenPartialDecoder(self, read, spec, max_gap_nbytes=max_gap_nbytes)
+        return VlenPartialDecoder(self, read, spec, total_nbytes=total_nbytes, max_gap_nbytes=max_gap_nbytes)
 
-    def decode_elements(self, read: ByteReader, spec: ChunkSpec, flat_indices: Any) -> ArrayBytes | None:
-        """Shorthand: ``self.partial_decoder(read, spec).decode_elements(flat_indices)``."""
-        return self.partial_decoder(read, spec).decode_elements(flat_indices)
+    def decode_elements(
+        self, read: ByteReader, spec: ChunkSpec, flat_indices: Any, *, total_nbytes: int | None = None
+    ) -> ArrayBytes | None:
+        """Shorthand: ``self.partial_decoder(read, spec, ...).decode_elements(flat_indices)``."""
+        return self.partial_decoder(read, spec, total_nbytes=total_nbytes).decode_elements(flat_indices)
 
     @property
     def data_is_raw(self) -> bool:
@@ -281,19 +295,35 @@ class VlenPartialDecoder:
     - otherwise the whole chunk is read and decoded once, and elements taken
       from it (the index reads are then skipped).
 
+    ``total_nbytes``, the encoded chunk's length, is optional. Given (a shard
+    index knows it), the decoder checks, as a full decode does, that the
+    index's last offset is the data part's length. Without it, an index whose
+    offsets run past the data is caught only when a read comes back short:
+    always with the index at the start, but with the index at the end the
+    data's neighbour is the index itself, so such a read returns index bytes.
+
     A decoder is meant for one read operation on one chunk; it is not
     thread-safe while its index is first loaded.
     """
 
-    __slots__ = ("codec", "spec", "max_gap_nbytes", "_read", "_offsets", "_data_start", "_missing")
+    __slots__ = ("codec", "spec", "total_nbytes", "max_gap_nbytes", "_read", "_offsets", "_data_start", "_missing")
 
-    def __init__(self, codec: VlenCodec, read: ByteReader, spec: ChunkSpec, *, max_gap_nbytes: int = 0):
+    def __init__(
+        self,
+        codec: VlenCodec,
+        read: ByteReader,
+        spec: ChunkSpec,
+        *,
+        total_nbytes: int | None = None,
+        max_gap_nbytes: int = 0,
+    ):
         self.codec = codec
         self.spec = spec
+        self.total_nbytes = total_nbytes
         self.max_gap_nbytes = max_gap_nbytes
         self._read = read
         self._offsets: np.ndarray | None = None
-        self._data_start = 0  # absolute position of data byte 0 in the chunk
+        self._data_start = 0  # position of data byte 0 in the encoded chunk
         self._missing = False
 
     def offsets(self) -> np.ndarray | None:
@@ -361,6 +391,8 @@ class VlenPartialDecoder:
             raise ChunkDecodeError(f"codec {NAME!r}: {len(raw)} bytes, too short for the 8-byte index length")
         header = raw[:_L_NBYTES] if at_start else raw[len(raw) - _L_NBYTES :]
         (index_nbytes,) = _U64.unpack(header)
+        if self.total_nbytes is not None:
+            _read_l(header, self.total_nbytes)
         if known is not None and index_nbytes != known:
             raise ChunkDecodeError(
                 f"codec {NAME!r}: index length field says {index_nbytes} bytes, "
@@ -380,7 +412,15 @@ class VlenPartialDecoder:
             raise ChunkDecodeError(
                 f"codec {NAME!r}: index length field says {index_nbytes} bytes, more than the chunk holds"
             )
-        self._offsets = codec._decode_index(raw, n)
+        offsets = codec._decode_index(raw, n)
+        if self.total_nbytes is not None:
+            data_nbytes = self.total_nbytes - _L_NBYTES - index_nbytes
+            if data_nbytes != int(offsets[-1]):
+                raise ChunkDecodeError(
+                    f"codec {NAME!r}: the index ends at offset {int(offsets[-1])} but the data part "
+                    f"has {data_nbytes} bytes"
+                )
+        self._offsets = offsets
         # "end": the data part starts the chunk.
         self._data_start = _L_NBYTES + index_nbytes if at_start else 0
 
@@ -388,9 +428,7 @@ class VlenPartialDecoder:
 # -- module helpers --------------------------------------------------------
 
 
-def _parse_chain(field: str, value: Any, default: list[dict[str, Any]]) -> CodecChain:
-    if value is None:
-        value = default
+def _parse_chain(field: str, value: Any) -> CodecChain:
     if isinstance(value, CodecChain):
         return value
     if isinstance(value, (str, bytes, Mapping)) or not isinstance(value, Sequence):
@@ -432,7 +470,7 @@ def _decode_inner(part: str, bound: BoundChain, encoded: bytes) -> ArrayBytes:
         raise ChunkDecodeError(f"codec {NAME!r}: {part}: {exc}") from None
 
 
-def _read_l(field: memoryview, nbytes: int) -> int:
+def _read_l(field: bytes | memoryview, nbytes: int) -> int:
     """The index length ``L``; it must fit the chunk beside its own 8 bytes."""
     (index_nbytes,) = _U64.unpack(field)
     if index_nbytes > nbytes - _L_NBYTES:
