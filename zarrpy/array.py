@@ -21,7 +21,7 @@ from .chunk_grid import RegularChunkGrid
 from .chunk_key_encoding import decode_chunk_key, encode_chunk_key
 from .codecs.abc import ChunkSpec
 from .codecs.chain import CodecChain
-from .concurrency import map_chunks
+from .concurrency import for_each_batch
 from .errors import (
     CodecError,
     NodeNotFoundError,
@@ -32,10 +32,6 @@ from .indexing import ChunkProjection, OrthogonalIndexer
 from .dtypes import DataType
 from .metadata.v3 import ArrayMetadataV3
 from .stores.abc import Store
-
-# Chunks handled per store round trip: bounds memory for huge selections while
-# keeping batches large enough for concurrent IO and decoding.
-_BATCH = 256
 
 
 class Array(Node):
@@ -207,11 +203,13 @@ class Array(Node):
 
     def _read(self, indexer: OrthogonalIndexer) -> Any:
         out = np.empty(indexer.shape, dtype=self.dtype)
-        projections = list(indexer)
-        for start in range(0, len(projections), _BATCH):
-            batch = projections[start : start + _BATCH]
+
+        def read_batch(batch: list[ChunkProjection]) -> None:
             raw = self._store.get_partial_values([(self.chunk_key(p.chunk_coords), None) for p in batch])
-            map_chunks(lambda item: self._read_into(out, *item), list(zip(batch, raw)))
+            for proj, data in zip(batch, raw):
+                self._read_into(out, proj, data)
+
+        for_each_batch(read_batch, indexer)
         return out[()] if indexer.is_scalar else out
 
     def _read_into(self, out: np.ndarray, proj: ChunkProjection, data: bytes | None) -> None:
@@ -252,23 +250,20 @@ class Array(Node):
     def _write(self, indexer: OrthogonalIndexer, value: Any) -> None:
         self._check_writable()
         value = coerce_value(value, self._metadata.data_type, indexer.shape)
-        projections = list(indexer)
-        for start in range(0, len(projections), _BATCH):
-            batch = projections[start : start + _BATCH]
+
+        def write_batch(batch: list[ChunkProjection]) -> None:
             partial = [p for p in batch if not p.is_complete]
-            old = dict(
-                zip(
-                    (p.chunk_coords for p in partial),
-                    self._store.get_partial_values([(self.chunk_key(p.chunk_coords), None) for p in partial]),
-                )
-            )
-            results = map_chunks(lambda p: self._merge_and_encode(p, value, old.get(p.chunk_coords)), batch)
-            for proj, encoded in zip(batch, results):
+            raw = self._store.get_partial_values([(self.chunk_key(p.chunk_coords), None) for p in partial])
+            old = dict(zip((p.chunk_coords for p in partial), raw))
+            for proj in batch:
+                encoded = self._merge_and_encode(proj, value, old.get(proj.chunk_coords))
                 key = self.chunk_key(proj.chunk_coords)
                 if encoded is None:
                     self._store.delete(key)
                 else:
                     self._store.set(key, encoded)
+
+        for_each_batch(write_batch, indexer)
 
     def _merge_and_encode(self, proj: ChunkProjection, value: np.ndarray, old: bytes | None) -> bytes | None:
         """The new encoded chunk, or None when it equals the fill value."""

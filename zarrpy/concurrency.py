@@ -66,4 +66,20 @@ def map_chunks(fn: Callable[[T], R], items: Iterable[T]) -> list[R]:
     return list(get_pool().map(fn, items))
 
 
-__all__ = ["get_pool", "map_chunks", "max_workers"]
+def for_each_batch(fn: Callable[[list[T]], None], items: Iterable[T], *, max_batch: int = 256) -> None:
+    """Run ``fn`` on contiguous batches of ``items``, batches in parallel.
+
+    One task per chunk costs more than decoding a small chunk, so the pool
+    gets about two batches per worker (each at most ``max_batch`` items); a
+    batch does its own IO and codec work, so reading overlaps decoding.
+    """
+    items = list(items)
+    if not items:
+        return
+    n = max(-(-len(items) // max_batch), min(len(items), 2 * max_workers()))
+    size = -(-len(items) // n)
+    batches = [items[i : i + size] for i in range(0, len(items), size)]
+    map_chunks(fn, batches)
+
+
+__all__ = ["for_each_batch", "get_pool", "map_chunks", "max_workers"]
