@@ -217,7 +217,10 @@ class Array(Node):
             out[proj.out_selection] = self._fill
             return
         chunk = self._decode_chunk(proj.chunk_coords, data)
-        out[proj.out_selection] = chunk[proj.chunk_selection].reshape(proj.out_block_shape)
+        block = chunk[proj.chunk_selection].reshape(proj.out_block_shape)
+        if block.ndim == 0:
+            block = block[()]  # an object element, not a 0-d array stored as one
+        out[proj.out_selection] = block
 
     def _decode_chunk(self, coords: ChunkCoords, data: bytes) -> np.ndarray:
         try:
@@ -267,7 +270,7 @@ class Array(Node):
 
     def _merge_and_encode(self, proj: ChunkProjection, value: np.ndarray, old: bytes | None) -> bytes | None:
         """The new encoded chunk, or None when it equals the fill value."""
-        block = value[proj.out_selection].reshape(proj.chunk_block_shape)
+        block = value[(*proj.out_selection, Ellipsis)].reshape(proj.chunk_block_shape)
         if proj.is_complete:
             chunk = self._fill_chunk() if self._is_edge(proj.chunk_coords) else None
             if chunk is None:

@@ -1,0 +1,124 @@
+"""String and bytes arrays end to end (variable-length data)."""
+
+import numpy as np
+import pytest
+
+import zarrpy
+from zarrpy.stores.local import LocalStore
+from zarrpy.stores.memory import MemoryStore
+
+STRINGS = ["", "a", "ĉ", "日本語", "x" * 5000, "tab\tnew\nline", "zero\x00inside", "end\x00"]
+BYTES = [b"", b"\x00", b"\xff\xfe", b"abc", bytes(range(256)) * 10, b"end\x00"]
+
+
+def test_string_array_round_trip_and_scalar_index():
+    a = zarrpy.create_array(MemoryStore(), shape=(len(STRINGS),), dtype=str, chunks=(3,))
+    a[:] = STRINGS
+    out = a[:]
+    assert out.dtype == np.dtypes.StringDType()
+    assert out.tolist() == STRINGS
+    assert a[3] == "日本語" and isinstance(a[3], str)
+    assert a[-1] == "end\x00"
+    assert a.metadata.to_json()["data_type"] == "string"
+    assert a.metadata.codecs[0] == {"name": "vlen-utf8", "configuration": {}}
+
+
+def test_bytes_array_round_trip_and_scalar_index():
+    a = zarrpy.create_array(MemoryStore(), shape=(len(BYTES),), dtype=bytes, chunks=(4,))
+    a[:] = np.array(BYTES, dtype=object)
+    out = a[:]
+    assert out.dtype == object and out.tolist() == BYTES
+    assert a[2] == b"\xff\xfe" and type(a[2]) is bytes
+    assert a.metadata.to_json()["data_type"] == "variable_length_bytes"
+
+
+def test_missing_chunks_read_as_the_fill_value_and_fill_chunks_are_not_stored():
+    store = MemoryStore()
+    a = zarrpy.create_array(store, shape=(6, 4), dtype=str, chunks=(2, 2), fill_value="-")
+    assert a[...].tolist() == [["-"] * 4] * 6
+    a[0:2, 0:2] = "-"
+    assert a.nchunks_initialized == 0
+    a[3, 3] = "q"
+    expected = np.full((6, 4), "-", dtype=np.dtypes.StringDType())
+    expected[3, 3] = "q"
+    assert np.array_equal(a[...], expected)
+    assert a.nchunks_initialized == 1
+
+
+def test_two_dimensional_partial_writes_match_numpy():
+    rng = np.random.default_rng(1)
+    ref = np.array([["r%d_%d" % (i, j) for j in range(7)] for i in range(5)], dtype=np.dtypes.StringDType())
+    a = zarrpy.create_array(MemoryStore(), shape=ref.shape, dtype=str, chunks=(2, 3))
+    a[...] = ref
+    for _ in range(20):
+        r0, c0 = rng.integers(0, 5), rng.integers(0, 7)
+        block = np.array([[f"w{r0}{c0}é"]], dtype=np.dtypes.StringDType())
+        a[r0 : r0 + 2, c0 : c0 + 3] = block
+        ref[r0 : r0 + 2, c0 : c0 + 3] = block
+    assert np.array_equal(a[...], ref)
+    assert np.array_equal(a[1:4, ::-2], ref[1:4, ::-2])
+    assert np.array_equal(a.oindex[[4, 0], [6, 1]], ref[np.ix_([4, 0], [6, 1])])
+
+
+def test_non_string_element_is_a_type_error_naming_the_position_and_writes_nothing(tmp_path):
+    store = LocalStore(tmp_path / "s.zarr")
+    a = zarrpy.create_array(store, shape=(2, 2), dtype=str, chunks=(1, 2))
+    a[...] = [["a", "b"], ["c", "d"]]
+    before = {k: store.get(k) for k in store.list()}
+    with pytest.raises(TypeError, match=r"position \(1, 0\)"):
+        a[...] = np.array([["a", "b"], [3, "d"]], dtype=object)
+    with pytest.raises(TypeError):
+        a[0, 0] = b"bytes"
+    assert {k: store.get(k) for k in store.list()} == before
+
+
+def test_non_bytes_element_in_a_bytes_array_is_a_type_error():
+    a = zarrpy.create_array(MemoryStore(), shape=(3,), dtype=bytes, chunks=(3,))
+    with pytest.raises(TypeError, match=r"position \(2,\)"):
+        a[:] = [b"a", b"b", "c"]
+
+
+def test_create_from_data_infers_variable_types():
+    s = zarrpy.create_array(MemoryStore(), data=["x", "yy", ""], chunks=(2,))
+    b = zarrpy.create_array(MemoryStore(), data=[b"x", b""], chunks=(2,))
+    assert s.metadata.data_type.name == "string" and s[...].tolist() == ["x", "yy", ""]
+    assert b.metadata.data_type.name == "variable_length_bytes" and b[...].tolist() == [b"x", b""]
+
+
+def test_invalid_utf8_in_a_stored_chunk_is_a_chunk_decode_error_naming_the_key():
+    store = MemoryStore()
+    a = zarrpy.create_array(store, shape=(2,), dtype=str, chunks=(2,), compressors=None)
+    a[:] = ["ab", "c"]
+    raw = bytearray(store.get("c/0"))
+    raw[8] = 0xFF  # first byte of "ab"
+    store.set("c/0", bytes(raw))
+    with pytest.raises(zarrpy.ChunkDecodeError, match="c/0"):
+        a[:]
+
+
+@pytest.mark.integration
+@pytest.mark.parametrize("compressors", [None, "auto"])
+@pytest.mark.parametrize("kind", ["str", "bytes"])
+def test_interop_with_zarr_python_both_ways(tmp_path, kind, compressors):
+    zarr = pytest.importorskip("zarr")
+    values = STRINGS if kind == "str" else BYTES
+    dtype = str if kind == "str" else bytes
+    n = len(values) + 5  # the tail stays missing: fill value
+    fill = "fill" if kind == "str" else b"fi"
+    ref = np.array(values + [fill] * 5, dtype=object)
+
+    # zarrpy writes, zarr-python reads
+    a = zarrpy.create_array(str(tmp_path / "a.zarr"), shape=(n,), dtype=dtype, chunks=(3,),
+                            fill_value=fill, compressors=compressors)
+    a[: len(values)] = np.array(values, dtype=object)
+    z = zarr.open_array(str(tmp_path / "a.zarr"), mode="r")
+    assert [(x.decode() if isinstance(x, bytes) and kind == "str" else x) for x in z[:].tolist()] == ref.tolist()
+
+    # zarr-python writes, zarrpy reads
+    zdtype = str if kind == "str" else "variable_length_bytes"
+    kwargs = {} if compressors == "auto" else {"compressors": None}
+    z2 = zarr.create_array(str(tmp_path / "b.zarr"), shape=(n,), dtype=zdtype, chunks=(3,), fill_value=fill, **kwargs)
+    z2[: len(values)] = np.array(values, dtype=object)
+    b = zarrpy.open_array(str(tmp_path / "b.zarr"))
+    assert b[...].tolist() == ref.tolist()
+    assert b[0] == values[0] and b[n - 1] == fill
