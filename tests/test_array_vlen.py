@@ -122,3 +122,54 @@ def test_interop_with_zarr_python_both_ways(tmp_path, kind, compressors):
     b = zarrpy.open_array(str(tmp_path / "b.zarr"))
     assert b[...].tolist() == ref.tolist()
     assert b[0] == values[0] and b[n - 1] == fill
+
+
+class _CountingStore(MemoryStore):
+    """Counts the bytes that reads return."""
+
+    def __init__(self):
+        super().__init__()
+        self.nbytes_read = 0
+
+    def get(self, key, byte_range=None):
+        value = super().get(key, byte_range)
+        self.nbytes_read += len(value or b"")
+        return value
+
+    def get_partial_values(self, requests):
+        return [self.get(k, r) for k, r in requests]
+
+
+@pytest.mark.parametrize("index_location", ["start", "end"])
+def test_reading_a_few_strings_of_an_uncompressed_vlen_chunk_reads_less_than_the_chunk(index_location):
+    store = _CountingStore()
+    values = [f"value-{i}-" * 4 for i in range(2000)]
+    serializer = {"name": "zarrs.vlen", "configuration": {
+        "data_codecs": [{"name": "bytes"}],
+        "index_codecs": [{"name": "bytes", "configuration": {"endian": "little"}}],
+        "index_data_type": "uint32", "index_location": index_location}}
+    a = zarrpy.create_array(store, shape=(2000,), dtype=str, chunks=(2000,), serializer=serializer, compressors=None)
+    a[:] = values
+    chunk_nbytes = len(store.get("c/0"))
+    store.nbytes_read = 0
+    assert a[100:110].tolist() == values[100:110]
+    assert a[1999] == values[1999]
+    partial = store.nbytes_read
+    store.nbytes_read = 0
+    assert a[:].tolist() == values
+    assert store.nbytes_read == chunk_nbytes
+    # two small reads, each the index plus a few elements, cost far less than one full read
+    assert partial < chunk_nbytes
+
+
+def test_corrupt_vlen_chunk_through_the_array_names_the_key():
+    store = MemoryStore()
+    a = zarrpy.create_array(store, shape=(4,), dtype=str, chunks=(4,), compressors=None,
+                            serializer={"name": "zarrs.vlen", "configuration": {}})
+    a[:] = ["a", "bb", "ccc", "d"]
+    raw = store.get("c/0")
+    store.set("c/0", raw[:-3])  # truncated data
+    with pytest.raises(zarrpy.ChunkDecodeError, match="c/0"):
+        a[:]
+    with pytest.raises(zarrpy.ChunkDecodeError, match="c/0"):
+        a[3]

@@ -8,6 +8,7 @@ the same path backwards (read-modify-write only for partly covered chunks).
 
 from __future__ import annotations
 
+import functools
 import math
 from dataclasses import dataclass
 from typing import Any, Sequence
@@ -62,6 +63,7 @@ class Array(Node):
         self._grid = RegularChunkGrid(metadata.shape, metadata.chunk_shape)
         self._fill = _fill_scalar(metadata)
         self._bound = self._chain.bind(ChunkSpec(metadata.chunk_shape, metadata.data_type, metadata.fill_value))
+        self._can_read_partially = self._bound.partial_decoder(lambda request: None) is not None
 
     @classmethod
     def open(cls, store: Store, path: str = "", *, read_only: bool = False, **kwargs: Any) -> Array:
@@ -205,9 +207,13 @@ class Array(Node):
         out = np.empty(indexer.shape, dtype=self.dtype)
 
         def read_batch(batch: list[ChunkProjection]) -> None:
-            raw = self._store.get_partial_values([(self.chunk_key(p.chunk_coords), None) for p in batch])
-            for proj, data in zip(batch, raw):
+            whole = [p for p in batch if not self._reads_partially(p)]
+            raw = self._store.get_partial_values([(self.chunk_key(p.chunk_coords), None) for p in whole])
+            for proj, data in zip(whole, raw):
                 self._read_into(out, proj, data)
+            for proj in batch:
+                if self._reads_partially(proj):
+                    self._read_part_into(out, proj)
 
         for_each_batch(read_batch, indexer)
         return out[()] if indexer.is_scalar else out
@@ -221,6 +227,26 @@ class Array(Node):
         if block.ndim == 0:
             block = block[()]  # an object element, not a 0-d array stored as one
         out[proj.out_selection] = block
+
+    def _reads_partially(self, proj: ChunkProjection) -> bool:
+        """Read only part of this chunk? When the chain can and little is wanted."""
+        if not self._can_read_partially or proj.is_complete:
+            return False
+        return math.prod(proj.chunk_block_shape) * 2 <= math.prod(self.chunks)
+
+    def _read_part_into(self, out: np.ndarray, proj: ChunkProjection) -> None:
+        key = self.chunk_key(proj.chunk_coords)
+        decoder = self._bound.partial_decoder(functools.partial(self._store.get, key))
+        flat = np.arange(math.prod(self.chunks), dtype=np.int64).reshape(self.chunks)[proj.chunk_selection]
+        try:
+            part = decoder.decode_elements(flat.reshape(-1), proj.chunk_block_shape)
+            if part is None:
+                out[proj.out_selection] = self._fill
+                return
+            block = to_numpy(part, self._metadata.data_type).reshape(proj.out_block_shape)
+        except CodecError as exc:
+            raise at_key(exc, key) from exc
+        out[proj.out_selection] = block[()] if block.ndim == 0 else block
 
     def _decode_chunk(self, coords: ChunkCoords, data: bytes) -> np.ndarray:
         try:
@@ -253,20 +279,29 @@ class Array(Node):
     def _write(self, indexer: OrthogonalIndexer, value: Any) -> None:
         self._check_writable()
         value = coerce_value(value, self._metadata.data_type, indexer.shape)
+        # Two phases: every chunk is merged and encoded before the first is
+        # stored, so a corrupt old chunk or a codec error writes nothing.
+        encoded: list[tuple[str, bytes | None]] = []
 
-        def write_batch(batch: list[ChunkProjection]) -> None:
+        def encode_batch(batch: list[ChunkProjection]) -> None:
             partial = [p for p in batch if not p.is_complete]
             raw = self._store.get_partial_values([(self.chunk_key(p.chunk_coords), None) for p in partial])
             old = dict(zip((p.chunk_coords for p in partial), raw))
-            for proj in batch:
-                encoded = self._merge_and_encode(proj, value, old.get(proj.chunk_coords))
-                key = self.chunk_key(proj.chunk_coords)
-                if encoded is None:
+            results = [
+                (self.chunk_key(p.chunk_coords), self._merge_and_encode(p, value, old.get(p.chunk_coords)))
+                for p in batch
+            ]
+            encoded.extend(results)  # list.extend is atomic under the GIL
+
+        def store_batch(batch: list[tuple[str, bytes | None]]) -> None:
+            for key, data in batch:
+                if data is None:
                     self._store.delete(key)
                 else:
-                    self._store.set(key, encoded)
+                    self._store.set(key, data)
 
-        for_each_batch(write_batch, indexer)
+        for_each_batch(encode_batch, indexer)
+        for_each_batch(store_batch, encoded)
 
     def _merge_and_encode(self, proj: ChunkProjection, value: np.ndarray, old: bytes | None) -> bytes | None:
         """The new encoded chunk, or None when it equals the fill value."""

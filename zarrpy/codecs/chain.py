@@ -114,6 +114,20 @@ class BoundChain:
         return chunk
 
 
+    def partial_decoder(self, read):
+        """A decoder of chosen elements that reads only what it needs, or None.
+
+        Offered when the chain is just an array-to-bytes codec with a
+        ``partial_decoder(read, spec)`` method (e.g. ``zarrs.vlen``): with any
+        other codec around it, the stored bytes must be decoded whole anyway.
+        ``read(byte_request)`` returns a byte range of the stored chunk.
+        """
+        if self.chain.array_to_array or self.chain.bytes_to_bytes:
+            return None
+        make = getattr(self.chain.array_to_bytes, "partial_decoder", None)
+        return None if make is None else make(read, self._a2b_spec)
+
+
 def _check_shape(chunk: ArrayBytes, spec: ChunkSpec, codec: Codec) -> None:
     if chunk.shape != spec.shape:
         raise ChunkDecodeError(
