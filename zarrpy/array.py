@@ -8,7 +8,6 @@ the same path backwards (read-modify-write only for partly covered chunks).
 
 from __future__ import annotations
 
-import functools
 import math
 from dataclasses import dataclass
 from typing import Any, Sequence
@@ -236,10 +235,9 @@ class Array(Node):
 
     def _read_part_into(self, out: np.ndarray, proj: ChunkProjection) -> None:
         key = self.chunk_key(proj.chunk_coords)
-        decoder = self._bound.partial_decoder(functools.partial(self._store.get, key))
-        flat = np.arange(math.prod(self.chunks), dtype=np.int64).reshape(self.chunks)[proj.chunk_selection]
+        decoder = self._bound.partial_decoder(self._store.reader(key))
         try:
-            part = decoder.decode_elements(flat.reshape(-1), proj.chunk_block_shape)
+            part = decoder.decode_selection(proj.chunk_dim_selection)
             if part is None:
                 out[proj.out_selection] = self._fill
                 return

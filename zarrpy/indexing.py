@@ -28,10 +28,17 @@ from .errors import BoundsCheckError, SelectionError
 
 @dataclass(frozen=True, slots=True)
 class ChunkProjection:
-    """How one chunk takes part in a selection."""
+    """How one chunk takes part in a selection.
+
+    ``chunk_selection`` indexes the decoded chunk with numpy (``np.ix_`` form
+    when several dimensions take arrays); ``chunk_dim_selection`` is the same
+    selection per dimension (slices and 1-D integer arrays, orthogonal), the
+    form partial decoders take.
+    """
 
     chunk_coords: ChunkCoords
     chunk_selection: tuple[Any, ...]
+    chunk_dim_selection: tuple[Any, ...]
     chunk_block_shape: Shape
     out_selection: tuple[Any, ...]
     out_block_shape: Shape
@@ -211,14 +218,16 @@ class OrthogonalIndexer:
         kept = [i for i, d in enumerate(self.dims) if not d.drops]
         for pieces in itertools.product(*(list(d.pieces()) for d in self.dims)):
             coords = tuple(p.chunk_index for p in pieces)
-            chunk_sel = tuple(p.chunk_sel for p in pieces)
+            dim_sel = tuple(p.chunk_sel for p in pieces)
             out_sel = tuple(pieces[i].out_sel for i in kept)
+            chunk_sel = dim_sel
             if self._ix:
-                chunk_sel = _ix(chunk_sel, self.chunk_shape)
+                chunk_sel = _ix(dim_sel, self.chunk_shape)
                 out_sel = _ix(out_sel, self.shape)
             yield ChunkProjection(
                 coords,
                 chunk_sel,
+                dim_sel,
                 tuple(p.nitems for p in pieces),
                 out_sel,
                 tuple(pieces[i].nitems for i in kept),

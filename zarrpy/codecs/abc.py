@@ -23,10 +23,13 @@ from __future__ import annotations
 
 from abc import ABC, abstractmethod
 from dataclasses import dataclass
-from typing import Any, ClassVar, Mapping
+from typing import Any, ClassVar, Mapping, Protocol, Sequence
+
+import numpy as np
 
 from .._typing import Shape
 from ..array_bytes import ArrayBytes
+from ..byte_range import ByteRequest
 from ..dtypes import DataType
 from ._config import check_keys
 
@@ -45,6 +48,32 @@ class ChunkSpec:
         for s in self.shape:
             n *= s
         return n
+
+
+class ByteReader(Protocol):
+    """Reads one stored value (a chunk, a shard) by byte range.
+
+    Codecs see this instead of a store: ``reader(request)`` returns the
+    requested bytes (``None`` request: all of them), ``reader.read_many``
+    answers many requests in one batched store call. Both return None when
+    the value does not exist. A range past the end comes back short.
+    """
+
+    def __call__(self, request: ByteRequest | None = None) -> bytes | None: ...
+
+    def read_many(self, requests: Sequence[ByteRequest | None]) -> list[bytes | None]: ...
+
+
+class ArrayPartialDecoder(Protocol):
+    """Decodes part of one stored chunk, reading only the bytes it needs.
+
+    ``selection`` has one entry per chunk dimension: a slice with a positive
+    step, or a 1-D integer array (orthogonal indexing, like
+    ``chunk[np.ix_(...)]``). The result has the selection's shape, or is None
+    when the chunk does not exist (the caller uses the fill value).
+    """
+
+    def decode_selection(self, selection: tuple[slice | np.ndarray, ...]) -> ArrayBytes | None: ...
 
 
 class Codec(ABC):
@@ -140,4 +169,12 @@ class BytesToBytesCodec(Codec):
         return None
 
 
-__all__ = ["ArrayToArrayCodec", "ArrayToBytesCodec", "BytesToBytesCodec", "ChunkSpec", "Codec"]
+__all__ = [
+    "ArrayPartialDecoder",
+    "ArrayToArrayCodec",
+    "ArrayToBytesCodec",
+    "ByteReader",
+    "BytesToBytesCodec",
+    "ChunkSpec",
+    "Codec",
+]

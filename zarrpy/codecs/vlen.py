@@ -332,6 +332,14 @@ class VlenPartialDecoder:
             self._load_index()
         return self._offsets
 
+    def decode_selection(self, selection: tuple[Any, ...]) -> ArrayBytes | None:
+        """The orthogonal ``selection`` (slices / 1-D int arrays per dimension)
+        of the chunk; see :class:`~zarrpy.codecs.abc.ArrayPartialDecoder`."""
+        parts = [np.arange(*s.indices(n)) if isinstance(s, slice) else np.asarray(s, dtype=np.int64)
+                 for s, n in zip(selection, self.spec.shape)]
+        flat = np.arange(self.spec.size, dtype=np.int64).reshape(self.spec.shape)[np.ix_(*parts)]
+        return self.decode_elements(flat.reshape(-1), tuple(len(p) for p in parts))
+
     def decode_elements(self, flat_indices: Any, shape: tuple[int, ...] | None = None) -> ArrayBytes | None:
         """Elements at ``flat_indices`` (C-order positions in the chunk, any
         order, repeats allowed) as a variable chunk of ``shape`` (default: 1-D).
@@ -362,9 +370,15 @@ class VlenPartialDecoder:
         starts = offsets[idx]
         lengths = offsets[idx + 1] - starts
         run_starts, run_ends = _coalesce(starts, starts + lengths, self.max_gap_nbytes)
+        requests = [
+            RangeRequest(self._data_start + lo, self._data_start + hi)
+            for lo, hi in zip(run_starts.tolist(), run_ends.tolist())
+        ]
+        read_many = getattr(self._read, "read_many", None)
+        # One batched store call when the reader offers it.
+        got = read_many(requests) if read_many is not None else [self._read(r) for r in requests]
         pieces = []
-        for lo, hi in zip(run_starts.tolist(), run_ends.tolist()):
-            piece = self._read(RangeRequest(self._data_start + lo, self._data_start + hi))
+        for lo, hi, piece in zip(run_starts.tolist(), run_ends.tolist(), got):
             if piece is None or len(piece) != hi - lo:
                 raise ChunkDecodeError(
                     f"codec {NAME!r}: chunk ends inside its data (wanted bytes [{lo}, {hi}) of the data part)"

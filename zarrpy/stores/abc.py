@@ -45,6 +45,21 @@ def validate_prefix(prefix: str) -> str:
     return validate_key(prefix)
 
 
+class KeyReader:
+    """A :class:`~zarrpy.codecs.abc.ByteReader` over one key of a store."""
+
+    __slots__ = ("store", "key")
+
+    def __init__(self, store: Store, key: str):
+        self.store, self.key = store, key
+
+    def __call__(self, request: ByteRequest | None = None) -> bytes | None:
+        return self.store.get(self.key, request)
+
+    def read_many(self, requests: Sequence[ByteRequest | None]) -> list[bytes | None]:
+        return self.store.get_partial_values([(self.key, r) for r in requests])
+
+
 class Store(ABC):
     """A key-value store of bytes."""
 
@@ -111,6 +126,10 @@ class Store(ABC):
                 seen.add(child)
                 yield child
 
+    def reader(self, key: str) -> KeyReader:
+        """A byte-range reader of ``key`` for partial decoders."""
+        return KeyReader(self, key)
+
     @property
     def url(self) -> str | None:
         """A URL that reopens this store in another process, if there is one."""
@@ -129,4 +148,4 @@ class Store(ABC):
         return hash((type(self), self.url)) if self.url is not None else id(self)
 
 
-__all__ = ["Store", "validate_key", "validate_prefix"]
+__all__ = ["KeyReader", "Store", "validate_key", "validate_prefix"]
