@@ -44,12 +44,19 @@ def build_array_metadata(
     shape = parse_shape(list(shape) if isinstance(shape, (list, tuple)) else [shape], "shape")
     data_type = DataType.from_numpy(dtype)
     chunk_shape = _normalize_chunks(chunks, shape, data_type)
-    if shards is not None:
-        raise CodecError(
-            "codec 'sharding_indexed': shards= needs the sharding codec, which this version does not ship yet"
-        )
     fill = data_type.coerce_fill(fill_value)
     codecs = _build_codecs(filters, serializer, compressors, data_type)
+    if shards is not None:
+        # As zarr-python: the grid is of shards; the codecs go inside the
+        # sharding codec, whose inner chunks have the `chunks` shape.
+        shard_shape = _normalize_shards(shards, chunk_shape)
+        codecs = [codec_from_json({"name": "sharding_indexed", "configuration": {
+            "chunk_shape": list(chunk_shape),
+            "codecs": [c.to_json() for c in _evolve(codecs, ChunkSpec(chunk_shape, data_type, fill))],
+            "index_codecs": [{"name": "bytes", "configuration": {"endian": "little"}}, {"name": "crc32c"}],
+            "index_location": "end",
+        }})]
+        chunk_shape = shard_shape
     spec = ChunkSpec(chunk_shape, data_type, fill)
     codecs = _evolve(codecs, spec)
     CodecChain(codecs).bind(spec)  # validates order and data-type support now, not at first write
@@ -81,6 +88,21 @@ def _normalize_chunks(chunks: Any, shape: tuple[int, ...], dtype: DataType) -> t
             raise MetadataError(f"chunks: expected positive integers, got {chunks}")
         out.append(int(c))
     return tuple(out)
+
+
+def _normalize_shards(shards: Any, chunk_shape: tuple[int, ...]) -> tuple[int, ...]:
+    """Shard shape: positive multiples of the chunk shape, dimension by dimension."""
+    if isinstance(shards, (int, np.integer)):
+        shards = (int(shards),) * len(chunk_shape)
+    if isinstance(shards, dict):  # zarr-python's {"shape": ...} form
+        shards = shards.get("shape")
+    shards = tuple(shards)
+    if len(shards) != len(chunk_shape):
+        raise MetadataError(f"shards: {shards} has {len(shards)} dimensions, chunks {chunk_shape} has {len(chunk_shape)}")
+    for s, c in zip(shards, chunk_shape):
+        if isinstance(s, bool) or not isinstance(s, (int, np.integer)) or s < 1 or s % c:
+            raise MetadataError(f"shards: {shards} must be positive multiples of the chunk shape {chunk_shape}")
+    return tuple(int(s) for s in shards)
 
 
 def _auto_chunks(shape: tuple[int, ...], itemsize: int) -> tuple[int, ...]:

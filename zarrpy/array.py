@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import Any, Sequence
+from typing import Any, Iterable, Mapping, Sequence
 
 import numpy as np
 
@@ -29,6 +29,7 @@ from .errors import (
     at_key,
 )
 from .indexing import ChunkProjection, OrthogonalIndexer
+from ._locks import locked
 from .dtypes import DataType
 from .metadata.v3 import ArrayMetadataV3
 from .stores.abc import Store
@@ -61,8 +62,21 @@ class Array(Node):
         self._chain = CodecChain.from_json(metadata.codecs)
         self._grid = RegularChunkGrid(metadata.shape, metadata.chunk_shape)
         self._fill = _fill_scalar(metadata)
-        self._bound = self._chain.bind(ChunkSpec(metadata.chunk_shape, metadata.data_type, metadata.fill_value))
-        self._can_read_partially = self._bound.partial_decoder(lambda request: None) is not None
+        self._spec = ChunkSpec(metadata.chunk_shape, metadata.data_type, metadata.fill_value)
+        self._bound = self._chain.bind(self._spec)
+        self._can_read_partially = self._bound.partial_decoder(self._store.reader("")) is not None
+        # A sharded array: the chain is one codec that can also update a stored
+        # shard in place of a read-decode-merge-encode of the whole shard.
+        a2b = self._chain.array_to_bytes
+        plain = not self._chain.array_to_array and not self._chain.bytes_to_bytes
+        self._sharding = a2b if plain and hasattr(a2b, "update") else None
+        if self._sharding is not None:
+            config = self._sharding.to_config()
+            self._inner_chunks = tuple(config["chunk_shape"])
+            self._inner_chain = CodecChain.from_json(config["codecs"])
+        else:
+            self._inner_chunks = metadata.chunk_shape
+            self._inner_chain = self._chain
 
     @classmethod
     def open(cls, store: Store, path: str = "", *, read_only: bool = False, **kwargs: Any) -> Array:
@@ -78,7 +92,13 @@ class Array(Node):
 
     @property
     def chunks(self) -> Shape:
-        return self._metadata.chunk_shape
+        """Shape of a chunk (the inner chunk of a sharded array, as in zarr-python)."""
+        return self._inner_chunks
+
+    @property
+    def shards(self) -> Shape | None:
+        """Shape of a shard, or None when the array is not sharded."""
+        return self._metadata.chunk_shape if self._sharding is not None else None
 
     @property
     def ndim(self) -> int:
@@ -107,15 +127,16 @@ class Array(Node):
 
     @property
     def filters(self) -> tuple:
-        return self._chain.array_to_array
+        """Array-to-array codecs (inside the shards of a sharded array)."""
+        return self._inner_chain.array_to_array
 
     @property
     def serializer(self):
-        return self._chain.array_to_bytes
+        return self._inner_chain.array_to_bytes
 
     @property
     def compressors(self) -> tuple:
-        return self._chain.bytes_to_bytes
+        return self._inner_chain.bytes_to_bytes
 
     @property
     def dimension_names(self) -> tuple[str | None, ...] | None:
@@ -124,11 +145,11 @@ class Array(Node):
     @property
     def cdata_shape(self) -> Shape:
         """Number of chunks along each dimension."""
-        return self._grid.grid_shape
+        return tuple(-(-s // c) for s, c in zip(self.shape, self.chunks))
 
     @property
     def nchunks(self) -> int:
-        return self._grid.nchunks
+        return math.prod(self.cdata_shape)
 
     def chunk_key(self, coords: ChunkCoords) -> str:
         """The store key of the chunk at grid ``coords``."""
@@ -189,13 +210,13 @@ class Array(Node):
 
     # -- reading -------------------------------------------------------
     def __getitem__(self, selection: Any) -> Any:
-        return self._read(OrthogonalIndexer(selection, self.shape, self.chunks, max_arrays=1))
+        return self._read(OrthogonalIndexer(selection, self.shape, self._grid.chunk_shape, max_arrays=1))
 
     def get_basic_selection(self, selection: Any = Ellipsis) -> Any:
-        return self._read(OrthogonalIndexer(selection, self.shape, self.chunks, max_arrays=0))
+        return self._read(OrthogonalIndexer(selection, self.shape, self._grid.chunk_shape, max_arrays=0))
 
     def get_orthogonal_selection(self, selection: Any) -> Any:
-        return self._read(OrthogonalIndexer(selection, self.shape, self.chunks))
+        return self._read(OrthogonalIndexer(selection, self.shape, self._grid.chunk_shape))
 
     @property
     def oindex(self) -> _OIndex:
@@ -231,7 +252,9 @@ class Array(Node):
         """Read only part of this chunk? When the chain can and little is wanted."""
         if not self._can_read_partially or proj.is_complete:
             return False
-        return math.prod(proj.chunk_block_shape) * 2 <= math.prod(self.chunks)
+        if self._sharding is not None:
+            return True
+        return math.prod(proj.chunk_block_shape) * 2 <= math.prod(self._grid.chunk_shape)
 
     def _read_part_into(self, out: np.ndarray, proj: ChunkProjection) -> None:
         key = self.chunk_key(proj.chunk_coords)
@@ -252,44 +275,136 @@ class Array(Node):
         except CodecError as exc:
             raise at_key(exc, self.chunk_key(coords)) from exc
 
-    def read_chunk(self, coords: ChunkCoords) -> np.ndarray:
-        """One whole chunk (full chunk shape, edge padding included)."""
-        if not self._grid.contains(tuple(coords)):
-            raise SelectionError(f"chunk {tuple(coords)} is outside the grid {self._grid.grid_shape}")
+    def _read_stored_chunk(self, coords: ChunkCoords) -> np.ndarray:
+        """One whole stored chunk or shard (full shape, edge padding included)."""
         data = self._store.get(self.chunk_key(tuple(coords)))
         if data is None:
             return self._fill_chunk()
         return self._decode_chunk(tuple(coords), data).copy()
 
+    # -- block API -----------------------------------------------------
+    def _block_items(self, coords_list: Iterable[ChunkCoords]) -> dict[ChunkCoords, list[tuple[int, ChunkCoords, tuple[slice, ...]]]]:
+        """Group chunk coords (of ``chunks``) by the stored object holding them:
+        outer coords -> [(position, coords, selection inside the object)]."""
+        grid = self._grid.grid_shape
+        inner_grid = self.cdata_shape
+        groups: dict[ChunkCoords, list] = {}
+        for i, coords in enumerate(coords_list):
+            coords = tuple(int(c) for c in coords)
+            if len(coords) != self.ndim or not all(0 <= c < g for c, g in zip(coords, inner_grid)):
+                raise SelectionError(f"chunk {coords} is outside the chunk grid {inner_grid}")
+            outer, sel = [], []
+            for c, cs, ocs, s in zip(coords, self.chunks, self._grid.chunk_shape, self.shape):
+                start, stop = c * cs, min((c + 1) * cs, s)
+                outer.append(start // ocs)
+                sel.append(slice(start - outer[-1] * ocs, stop - outer[-1] * ocs))
+            assert all(o < g for o, g in zip(outer, grid))
+            groups.setdefault(tuple(outer), []).append((i, coords, tuple(sel)))
+        return groups
+
+    def read_chunk(self, coords: ChunkCoords) -> np.ndarray:
+        """The part of the array one chunk covers (see :meth:`read_chunks`)."""
+        return self.read_chunks([coords])[0]
+
+    def read_chunks(self, coords_list: Iterable[ChunkCoords]) -> list[np.ndarray]:
+        """Many chunks (inner chunks of a sharded array) in one call.
+
+        Each result is the chunk's region of the array (edge chunks clipped to
+        the array's shape), in the order asked. Chunks in one shard share one
+        index read; stored objects are fetched in batches on the thread pool.
+        """
+        coords_list = list(coords_list)
+        results: list[Any] = [None] * len(coords_list)
+        groups = self._block_items(coords_list)
+
+        def read_group(batch: list[ChunkCoords]) -> None:
+            whole = [g for g in batch if not self._can_read_partially]
+            raw = self._store.get_partial_values([(self.chunk_key(g), None) for g in whole])
+            for outer, data in zip(whole, raw):
+                chunk = self._fill_chunk() if data is None else self._decode_chunk(outer, data)
+                for i, _, sel in groups[outer]:
+                    results[i] = np.array(chunk[sel])
+            for outer in batch:
+                if self._can_read_partially:
+                    key = self.chunk_key(outer)
+                    decoder = self._bound.partial_decoder(self._store.reader(key))
+                    for i, _, sel in groups[outer]:
+                        shape = tuple(s.stop - s.start for s in sel)
+                        try:
+                            part = decoder.decode_selection(sel)
+                            results[i] = (np.full(shape, self._fill, dtype=self.dtype) if part is None
+                                          else to_numpy(part, self._metadata.data_type).reshape(shape))
+                        except CodecError as exc:
+                            raise at_key(exc, key) from exc
+
+        for_each_batch(read_group, list(groups))
+        return results
+
+    def write_chunks(self, chunks: Mapping[ChunkCoords, Any]) -> None:
+        """Write many chunks (inner chunks of a sharded array) in one call.
+
+        ``chunks`` maps chunk coords to data shaped like the chunk's region of
+        the array (edge chunks clipped). Writes are grouped by stored object:
+        each shard is read at most once (not at all when the call covers it
+        whole) and written once; other inner chunks keep their bytes.
+        """
+        self._check_writable()
+        items = list(chunks.items())
+        groups = self._block_items(coords for coords, _ in items)
+        values = []
+        for coords, data in items:
+            region = tuple(
+                slice(c * cs, min((c + 1) * cs, s)) for c, cs, s in zip(coords, self.chunks, self.shape)
+            )
+            values.append(coerce_value(data, self._metadata.data_type, tuple(r.stop - r.start for r in region)))
+        projections = []
+        for outer, members in groups.items():
+            for i, _, sel in members:
+                shape = tuple(s.stop - s.start for s in sel)
+                complete = self._covers(outer, sel)
+                projections.append((ChunkProjection(outer, sel, sel, shape, (), shape, complete), values[i]))
+        self._write_projections(projections)
+
+    def _covers(self, outer: ChunkCoords, sel: tuple[slice, ...]) -> bool:
+        region = self._grid.chunk_region(outer)
+        return all(s.start == 0 and s.stop == r.stop - r.start for s, r in zip(sel, region))
+
     def _fill_chunk(self) -> np.ndarray:
-        return np.full(self.chunks, self._fill, dtype=self.dtype)
+        return np.full(self._grid.chunk_shape, self._fill, dtype=self.dtype)
 
     # -- writing -------------------------------------------------------
     def __setitem__(self, selection: Any, value: Any) -> None:
-        self._write(OrthogonalIndexer(selection, self.shape, self.chunks, max_arrays=1), value)
+        self._write(OrthogonalIndexer(selection, self.shape, self._grid.chunk_shape, max_arrays=1), value)
 
     def set_basic_selection(self, selection: Any, value: Any) -> None:
-        self._write(OrthogonalIndexer(selection, self.shape, self.chunks, max_arrays=0), value)
+        self._write(OrthogonalIndexer(selection, self.shape, self._grid.chunk_shape, max_arrays=0), value)
 
     def set_orthogonal_selection(self, selection: Any, value: Any) -> None:
-        self._write(OrthogonalIndexer(selection, self.shape, self.chunks), value)
+        self._write(OrthogonalIndexer(selection, self.shape, self._grid.chunk_shape), value)
 
     def _write(self, indexer: OrthogonalIndexer, value: Any) -> None:
         self._check_writable()
         value = coerce_value(value, self._metadata.data_type, indexer.shape)
+        self._write_projections(
+            [(p, value[(*p.out_selection, Ellipsis)].reshape(p.chunk_block_shape)) for p in indexer]
+        )
+
+    def _write_projections(self, projections: list[tuple[ChunkProjection, np.ndarray]]) -> None:
+        """Store blocks: each (projection, block) writes ``block`` at the
+        projection's place in its chunk. Several blocks may share a chunk."""
+        by_key: dict[str, list[tuple[ChunkProjection, np.ndarray]]] = {}
+        for proj, block in projections:
+            by_key.setdefault(self.chunk_key(proj.chunk_coords), []).append((proj, block))
+        needs_old = [k for k, group in by_key.items() if not any(p.is_complete for p, _ in group)]
         # Two phases: every chunk is merged and encoded before the first is
-        # stored, so a corrupt old chunk or a codec error writes nothing.
+        # stored, so a corrupt old chunk or a codec error writes nothing. The
+        # chunks read and rewritten stay locked until stored.
         encoded: list[tuple[str, bytes | None]] = []
 
-        def encode_batch(batch: list[ChunkProjection]) -> None:
-            partial = [p for p in batch if not p.is_complete]
-            raw = self._store.get_partial_values([(self.chunk_key(p.chunk_coords), None) for p in partial])
-            old = dict(zip((p.chunk_coords for p in partial), raw))
-            results = [
-                (self.chunk_key(p.chunk_coords), self._merge_and_encode(p, value, old.get(p.chunk_coords)))
-                for p in batch
-            ]
-            encoded.extend(results)  # list.extend is atomic under the GIL
+        def encode_batch(batch: list[str]) -> None:
+            reread = [k for k in batch if k in needs_set]
+            old = dict(zip(reread, self._store.get_partial_values([(k, None) for k in reread])))
+            encoded.extend((k, self._merge_and_encode(k, by_key[k], old.get(k))) for k in batch)
 
         def store_batch(batch: list[tuple[str, bytes | None]]) -> None:
             for key, data in batch:
@@ -298,27 +413,50 @@ class Array(Node):
                 else:
                     self._store.set(key, data)
 
-        for_each_batch(encode_batch, indexer)
-        for_each_batch(store_batch, encoded)
+        needs_set = set(needs_old)
+        with locked(self._lock_token, needs_old):
+            for_each_batch(encode_batch, list(by_key))
+            for_each_batch(store_batch, encoded)
 
-    def _merge_and_encode(self, proj: ChunkProjection, value: np.ndarray, old: bytes | None) -> bytes | None:
-        """The new encoded chunk, or None when it equals the fill value."""
-        block = value[(*proj.out_selection, Ellipsis)].reshape(proj.chunk_block_shape)
-        if proj.is_complete:
-            chunk = self._fill_chunk() if self._is_edge(proj.chunk_coords) else None
-            if chunk is None:
-                chunk = block.reshape(self.chunks)
-            else:
-                chunk[proj.chunk_selection] = block
+    def _merge_and_encode(
+        self, key: str, group: list[tuple[ChunkProjection, np.ndarray]], old: bytes | None
+    ) -> bytes | None:
+        """The chunk at ``key`` after writing each block of ``group`` into it
+        (later blocks win), encoded; None when it holds only the fill value."""
+        coords = group[0][0].chunk_coords
+        data_type = self._metadata.data_type
+        if self._sharding is not None:
+            complete = [(p, b) for p, b in group if p.is_complete and not self._is_edge(coords)]
+            if complete and len(group) == 1:
+                proj, block = complete[0]
+                return self._sharding.encode_or_none(from_numpy(block.reshape(self._grid.chunk_shape), data_type), self._spec)
+            new = None if any(p.is_complete for p, _ in group) else old
+            try:
+                for proj, block in group:
+                    new = self._sharding.update(new, proj.chunk_dim_selection, from_numpy(np.asarray(block), data_type), self._spec)
+            except CodecError as exc:
+                raise at_key(exc, key) from exc
+            return new
+        first = group[0][0]
+        if len(group) == 1 and first.is_complete and not self._is_edge(coords):
+            chunk = group[0][1].reshape(self._grid.chunk_shape)
         else:
-            chunk = self._fill_chunk() if old is None else self._decode_chunk(proj.chunk_coords, old).copy()
-            chunk[proj.chunk_selection] = block
+            if old is None or any(p.is_complete for p, _ in group):
+                chunk = self._fill_chunk()
+            else:
+                chunk = self._decode_chunk(coords, old).copy()
+            for proj, block in group:
+                chunk[proj.chunk_selection] = block
         if not self.write_empty_chunks and _all_equal(chunk, self._fill):
             return None
-        return self._bound.encode(from_numpy(chunk, self._metadata.data_type))
+        return self._bound.encode(from_numpy(chunk, data_type))
+
+    @property
+    def _lock_token(self) -> Any:
+        return self._store.url or id(self._store)
 
     def _is_edge(self, coords: ChunkCoords) -> bool:
-        return any((c + 1) * cs > s for c, cs, s in zip(coords, self.chunks, self.shape))
+        return any((c + 1) * cs > s for c, cs, s in zip(coords, self._grid.chunk_shape, self.shape))
 
     # -- shape changes -------------------------------------------------
     def resize(self, *new_shape: int | Sequence[int]) -> None:
@@ -331,17 +469,17 @@ class Array(Node):
         if len(shape) != self.ndim or any(s < 0 for s in shape):
             raise SelectionError(f"new shape {shape} must have {self.ndim} non-negative dimensions")
         old_grid = self._grid
-        new_grid = RegularChunkGrid(shape, self.chunks)
+        new_grid = RegularChunkGrid(shape, self._grid.chunk_shape)
         shrinks = any(n < o for n, o in zip(shape, old_grid.shape))
         stored = self._stored_coords() if shrinks else []
         # Chunks that stay but lose part of their region: reset that part to fill.
         cut = [
             c for c in stored
             if new_grid.contains(c)
-            and any(min((ci + 1) * cs, o) > n for ci, cs, n, o in zip(c, self.chunks, shape, old_grid.shape))
+            and any(min((ci + 1) * cs, o) > n for ci, cs, n, o in zip(c, self._grid.chunk_shape, shape, old_grid.shape))
         ]
         for coords in cut:
-            chunk = self.read_chunk(coords)
+            chunk = self._read_stored_chunk(coords)
             region = new_grid.chunk_region(coords)
             keep = tuple(slice(0, r.stop - r.start) for r in region)
             fresh = self._fill_chunk()
