@@ -28,6 +28,7 @@ _BUILTIN: dict[str, str] = {
     "zstd": "zarrpy.codecs.zstd:ZstdCodec",
     "blosc": "zarrpy.codecs.blosc:BloscCodec",
     "crc32c": "zarrpy.codecs.crc32c:Crc32cCodec",
+    "sharding_indexed": "zarrpy.codecs.sharding:ShardingCodec",
     "zarrs.vlen": "zarrpy.codecs.vlen:VlenCodec",
     "zarrs.vlen_v2": "zarrpy.codecs.vlen_v2:VlenV2Codec",
     "vlen-utf8": "zarrpy.codecs.vlen_v2:VlenUtf8Codec",

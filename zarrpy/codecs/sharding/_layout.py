@@ -1,0 +1,289 @@
+"""A sharding codec bound to one shard spec: splitting, assembling, laying out.
+
+:class:`ShardLayout` holds what every shard operation needs once per spec:
+the inner grid, the inner and index chains bound to their specs, the encoded
+index size and the fill value in comparable form. It cuts a shard into inner
+chunks and puts decoded inner chunks back together, for fixed-size chunks
+(numpy reshapes) and variable-length ones (``ArrayBytes.take``), and writes a
+compact shard from encoded inner chunks.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Iterable
+
+import numpy as np
+
+from ..._typing import Shape
+from ...array_bytes import ArrayBytes
+from ...errors import ChunkDecodeError, CodecError
+from ..abc import ChunkSpec
+from ..chain import BoundChain
+from .index import NAME, ShardIndex
+
+
+class ShardLayout:
+    """Inner grid, bound chains and fill value of one shard spec."""
+
+    __slots__ = (
+        "spec", "inner_spec", "grid_shape", "nchunks", "chunk_size",
+        "inner", "index_chain", "index_nbytes", "index_at_start", "fill", "fill_bytes",
+    )
+
+    def __init__(self, spec: ChunkSpec, inner_spec: ChunkSpec, inner: BoundChain, index_chain: BoundChain,
+                 index_at_start: bool):
+        self.spec = spec
+        self.inner_spec = inner_spec
+        self.grid_shape: Shape = tuple(s // c for s, c in zip(spec.shape, inner_spec.shape))
+        self.nchunks = int(np.prod(self.grid_shape, dtype=np.int64))
+        self.chunk_size = inner_spec.size
+        self.inner = inner
+        self.index_chain = index_chain
+        self.index_nbytes: int = index_chain.encoded_size  # type: ignore[assignment]
+        self.index_at_start = index_at_start
+        if spec.dtype.is_variable:
+            self.fill = None
+            self.fill_bytes = _variable_fill(spec)
+        else:
+            self.fill = fixed_fill(spec)
+            self.fill_bytes = None
+
+    @property
+    def is_variable(self) -> bool:
+        return self.fill is None
+
+    # -- positions -----------------------------------------------------
+    def coords(self, position: int) -> tuple[int, ...]:
+        return tuple(int(c) for c in np.unravel_index(position, self.grid_shape))
+
+    def position(self, coords: Iterable[int]) -> int:
+        return int(np.ravel_multi_index(tuple(coords), self.grid_shape)) if self.grid_shape else 0
+
+    def block_order(self) -> np.ndarray:
+        """Shard flat indices, shape ``(nchunks, chunk_size)``: row i lists
+        inner chunk i's elements (C order inside it) by their shard position."""
+        flat = np.arange(self.spec.size, dtype=np.int64).reshape(self.spec.shape)
+        return self._to_blocks(flat)
+
+    def _to_blocks(self, arr: np.ndarray) -> np.ndarray:
+        """``(nchunks, chunk_size)`` view/copy of a shard-shaped array, by inner chunk."""
+        interleaved = [n for g, c in zip(self.grid_shape, self.inner_spec.shape) for n in (g, c)]
+        ndim = len(self.grid_shape)
+        order = [2 * i for i in range(ndim)] + [2 * i + 1 for i in range(ndim)]
+        return arr.reshape(interleaved).transpose(order).reshape(self.nchunks, self.chunk_size)
+
+    def _from_blocks(self, blocks: np.ndarray) -> np.ndarray:
+        ndim = len(self.grid_shape)
+        split = (*self.grid_shape, *self.inner_spec.shape)
+        order = [i for d in range(ndim) for i in (d, ndim + d)]
+        return np.ascontiguousarray(blocks.reshape(split).transpose(order)).reshape(self.spec.shape)
+
+    # -- splitting and assembling --------------------------------------
+    def split(self, chunk: ArrayBytes) -> list[tuple[int, ArrayBytes]]:
+        """The inner chunks of a shard that differ from the fill value, as
+        ``(position, inner chunk)`` in C order."""
+        if chunk.shape != self.spec.shape:
+            raise CodecError(f"codec {NAME!r}: shard of shape {chunk.shape}, expected {self.spec.shape}")
+        shape = self.inner_spec.shape
+        if not self.is_variable:
+            if not chunk.is_fixed:
+                raise CodecError(f"codec {NAME!r}: expected a fixed-size shard, got {chunk!r}")
+            arr = chunk.array
+            if arr.dtype != self.fill.dtype:
+                arr = arr.astype(self.fill.dtype)
+            blocks = np.ascontiguousarray(self._to_blocks(arr))
+            keep = ~_rows_equal_fill(blocks, self.fill)
+            return [(int(i), ArrayBytes(shape, array=blocks[i].reshape(shape))) for i in np.flatnonzero(keep)]
+        if chunk.is_fixed:
+            raise CodecError(f"codec {NAME!r}: expected a variable-length shard, got {chunk!r}")
+        ordered = chunk.take(self.block_order().reshape(-1), (chunk.size,))
+        offsets, data, m = ordered.offsets, ordered.data, self.chunk_size
+        lengths = np.diff(offsets).reshape(self.nchunks, m)
+        fill, nfill = self.fill_bytes, len(self.fill_bytes)
+        candidates = (lengths == nfill).all(axis=1)
+        out = []
+        for i in range(self.nchunks):
+            lo, hi = int(offsets[i * m]), int(offsets[(i + 1) * m])
+            if candidates[i] and (nfill == 0 or data[lo:hi] == fill * m):
+                continue
+            inner_offsets = offsets[i * m : (i + 1) * m + 1] - offsets[i * m]
+            out.append((i, ArrayBytes(shape, offsets=inner_offsets, data=data[lo:hi])))
+        return out
+
+    def is_fill(self, inner: ArrayBytes) -> bool:
+        """True if every element of an inner chunk equals the fill value
+        (bit for bit for fixed-size types)."""
+        if not self.is_variable:
+            return bool(_rows_equal_fill(inner.array.reshape(1, -1), self.fill)[0])
+        lengths = np.diff(inner.offsets)
+        nfill = len(self.fill_bytes)
+        if not bool((lengths == nfill).all()):
+            return False
+        return nfill == 0 or inner.data == self.fill_bytes * inner.size
+
+    def fill_chunk(self) -> ArrayBytes:
+        """An inner chunk of fill values."""
+        shape = self.inner_spec.shape
+        if self.is_variable:
+            return fill_variable(self.fill_bytes, shape)
+        return ArrayBytes(shape, array=np.broadcast_to(self.fill, shape).copy())
+
+    def assemble(self, inner_chunks: dict[int, ArrayBytes]) -> ArrayBytes:
+        """The whole shard from decoded inner chunks (missing ones are fill)."""
+        m = self.chunk_size
+        if not self.is_variable:
+            blocks = np.empty((self.nchunks, m), dtype=self.fill.dtype)
+            if len(inner_chunks) < self.nchunks:
+                blocks[...] = self.fill
+            for i, inner in inner_chunks.items():
+                blocks[i] = inner.array.reshape(-1)
+            return ArrayBytes(self.spec.shape, array=self._from_blocks(blocks))
+        lengths, parts = [], []
+        fill_lengths = np.full(m, len(self.fill_bytes), dtype=np.int64)
+        fill_data = self.fill_bytes * m
+        for i in range(self.nchunks):
+            inner = inner_chunks.get(i)
+            if inner is None:
+                lengths.append(fill_lengths)
+                parts.append(fill_data)
+            else:
+                lengths.append(np.diff(inner.offsets))
+                parts.append(inner.data)
+        ordered = _from_lengths(np.concatenate(lengths) if lengths else np.zeros(0, np.int64),
+                                b"".join(parts), (self.spec.size,))
+        inverse = np.empty(self.spec.size, dtype=np.int64)
+        inverse[self.block_order().reshape(-1)] = np.arange(self.spec.size, dtype=np.int64)
+        return ordered.take(inverse, self.spec.shape)
+
+    # -- inner chunks --------------------------------------------------
+    def encode_inner(self, inner: ArrayBytes) -> bytes:
+        return self.inner.encode(inner)
+
+    def decode_inner(self, position: int, data: bytes) -> ArrayBytes:
+        """Decode one inner chunk; errors name the codec and the inner chunk."""
+        try:
+            return self.inner.decode(data)
+        except ChunkDecodeError as exc:
+            raise type(exc)(f"codec {NAME!r}: inner chunk {self.coords(position)}: {exc}") from None
+        except CodecError as exc:
+            raise ChunkDecodeError(f"codec {NAME!r}: inner chunk {self.coords(position)}: {exc}") from None
+
+    # -- the shard as bytes --------------------------------------------
+    def read_index(self, shard: bytes) -> ShardIndex:
+        """Decode and check the index of a whole encoded shard."""
+        n, k = len(shard), self.index_nbytes
+        if n < k:
+            raise ChunkDecodeError(
+                f"codec {NAME!r}: shard of {n} bytes is shorter than its {k}-byte index"
+            )
+        start = 0 if self.index_at_start else n - k
+        return ShardIndex.decode(
+            bytes(memoryview(shard)[start : start + k]), self.index_chain, self.grid_shape,
+            index_offset=start, shard_nbytes=n,
+        )
+
+    def decode_index(self, encoded: bytes, index_offset: int | None, shard_nbytes: int | None) -> ShardIndex:
+        return ShardIndex.decode(
+            encoded, self.index_chain, self.grid_shape, index_offset=index_offset, shard_nbytes=shard_nbytes
+        )
+
+    def build(self, pieces: Iterable[tuple[int, Any]]) -> bytes:
+        """A compact shard: ``pieces`` (position, encoded bytes-like) laid out
+        in the given order, then (or before them) the index."""
+        index = ShardIndex(self.grid_shape)
+        offset = self.index_nbytes if self.index_at_start else 0
+        parts = []
+        for position, data in pieces:
+            nbytes = len(data)
+            index.set(position, offset, nbytes)
+            parts.append(data)
+            offset += nbytes
+        encoded_index = index.encode(self.index_chain)
+        if self.index_at_start:
+            parts.insert(0, encoded_index)
+        else:
+            parts.append(encoded_index)
+        return b"".join(parts)
+
+
+def normalise_selection(selection: Any) -> tuple[Any, ...]:
+    """Per-dimension shard selection for :class:`~zarrpy.indexing.OrthogonalIndexer`:
+    an integer becomes a length-1 array, so that no dimension is dropped."""
+    if not isinstance(selection, tuple):
+        selection = tuple(selection) if isinstance(selection, list) else (selection,)
+    return tuple(
+        np.array([int(s)], dtype=np.int64)
+        if isinstance(s, (int, np.integer)) and not isinstance(s, (bool, np.bool_))
+        else s
+        for s in selection
+    )
+
+
+def gather_variable(pieces: list[tuple[np.ndarray, ArrayBytes]], shape: Shape) -> ArrayBytes:
+    """A variable chunk of ``shape`` from pieces ``(flat output positions,
+    elements in that order)`` that together cover every position once."""
+    n = int(np.prod(shape, dtype=np.int64))
+    if not pieces:
+        return ArrayBytes(shape, offsets=np.zeros(n + 1, dtype=np.int64), data=b"")
+    positions = np.concatenate([p for p, _ in pieces])
+    lengths = np.concatenate([np.diff(c.offsets) for _, c in pieces])
+    ordered = _from_lengths(lengths, b"".join(c.data for _, c in pieces), (len(positions),))
+    inverse = np.empty(n, dtype=np.int64)
+    inverse[positions] = np.arange(len(positions), dtype=np.int64)
+    return ordered.take(inverse, shape)
+
+
+# -- fill values -----------------------------------------------------------
+
+
+def fixed_fill(spec: ChunkSpec) -> np.ndarray:
+    """The fill value as a 0-d array of the chunk's numpy dtype."""
+    dtype = spec.dtype.numpy
+    fill = spec.fill_value
+    if fill is None:
+        fill = spec.dtype.default_fill()
+    if dtype.kind == "V":
+        raw = bytes(fill) if isinstance(fill, (bytes, bytearray, memoryview)) else np.asarray(fill).tobytes()
+        if len(raw) != dtype.itemsize:
+            raise CodecError(f"codec {NAME!r}: fill value of {len(raw)} bytes for data type {spec.dtype.name!r}")
+        return np.frombuffer(raw, dtype=dtype).reshape(())
+    return np.asarray(fill, dtype=dtype).reshape(())
+
+
+def _variable_fill(spec: ChunkSpec) -> bytes:
+    fill = spec.fill_value
+    if fill is None:
+        fill = spec.dtype.default_fill()
+    if isinstance(fill, str):
+        return fill.encode("utf-8")
+    if isinstance(fill, (bytes, bytearray, memoryview)):
+        return bytes(fill)
+    raise CodecError(f"codec {NAME!r}: fill value {fill!r} is not valid for data type {spec.dtype.name!r}")
+
+
+def fill_variable(fill: bytes, shape: Shape) -> ArrayBytes:
+    """A variable chunk of ``shape`` whose every element is ``fill``."""
+    n = int(np.prod(shape, dtype=np.int64))
+    return ArrayBytes(shape, offsets=np.arange(n + 1, dtype=np.int64) * len(fill), data=fill * n)
+
+
+def _rows_equal_fill(rows: np.ndarray, fill: np.ndarray) -> np.ndarray:
+    """Per row of a 2-D array: every element equals ``fill`` bit for bit."""
+    itemsize = rows.dtype.itemsize
+    if rows.shape[1] == 0:
+        return np.ones(rows.shape[0], dtype=bool)
+    rows = np.ascontiguousarray(rows)
+    if itemsize in (1, 2, 4, 8) and rows.dtype.kind != "V":
+        view = np.dtype(f"u{itemsize}")
+        return (rows.view(view) == fill.reshape(1).view(view)[0]).all(axis=1)
+    raw = rows.view(np.uint8).reshape(rows.shape[0], -1, itemsize)
+    return (raw == fill.reshape(1).view(np.uint8)).all(axis=(1, 2))
+
+
+def _from_lengths(lengths: np.ndarray, data: bytes, shape: Shape) -> ArrayBytes:
+    offsets = np.zeros(len(lengths) + 1, dtype=np.int64)
+    np.cumsum(lengths, out=offsets[1:])
+    return ArrayBytes(shape, offsets=offsets, data=data)
+
+
+__all__ = ["ShardLayout", "fill_variable", "fixed_fill", "gather_variable", "normalise_selection"]

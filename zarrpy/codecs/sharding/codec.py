@@ -1,0 +1,329 @@
+"""sharding_indexed array-to-bytes codec (core): many inner chunks in one stored object.
+
+Spec: https://zarr-specs.readthedocs.io/en/latest/v3/codecs/sharding-indexed/
+V3 name: ``sharding_indexed``; no V2 id.
+
+A shard (the outer chunk) is cut into inner chunks of ``chunk_shape``; each
+inner chunk that differs from the fill value is encoded with ``codecs`` and
+stored, and an index of ``(offset, nbytes)`` pairs, encoded with
+``index_codecs``, sits at the ``index_location`` (``"end"`` or ``"start"``).
+Offsets are absolute from the start of the shard. Layout and checks:
+reference/ZARR-FORMAT-NOTES.md §9 and :mod:`.index`.
+
+Shards are always written compact, inner chunks in C order of their
+coordinates, then (or after) the index. Reading takes any order and gaps.
+
+- :meth:`ShardingCodec.encode` / :meth:`~ShardingCodec.decode`: whole shards;
+  :meth:`~ShardingCodec.encode_or_none` is ``encode`` that returns None when
+  every inner chunk is fill (the array layer then deletes the shard key).
+- :meth:`~ShardingCodec.partial_decoder`: reads the index once, then the
+  inner chunks a selection needs in one batched read
+  (:class:`~.partial.ShardPartialDecoder`).
+- :meth:`~ShardingCodec.update`: writes a block into an encoded shard,
+  copying untouched inner chunks' bytes as they are.
+
+>>> ShardingCodec.from_config({"chunk_shape": [2, 2]}).to_config()  # doctest: +NORMALIZE_WHITESPACE
+{'chunk_shape': [2, 2],
+ 'codecs': [{'name': 'bytes', 'configuration': {'endian': 'little'}}],
+ 'index_codecs': [{'name': 'bytes', 'configuration': {'endian': 'little'}}, {'name': 'crc32c'}],
+ 'index_location': 'end'}
+"""
+
+from __future__ import annotations
+
+from typing import Any, Mapping, Sequence
+
+import numpy as np
+
+from ...array_bytes import ArrayBytes
+from ...errors import CodecError
+from ...indexing import OrthogonalIndexer
+from .._config import check_choice, check_keys
+from ..abc import ArrayToArrayCodec, ArrayToBytesCodec, ChunkSpec, Codec
+from ..chain import BoundChain, CodecChain
+from ._layout import ShardLayout, normalise_selection
+from .index import NAME, ShardIndex, index_spec
+from .partial import DEFAULT_MAX_GAP_NBYTES, ShardPartialDecoder
+
+INDEX_LOCATIONS = ("start", "end")
+DEFAULT_CODECS: list[dict[str, Any]] = [{"name": "bytes", "configuration": {"endian": "little"}}]
+DEFAULT_INDEX_CODECS: list[dict[str, Any]] = [
+    {"name": "bytes", "configuration": {"endian": "little"}},
+    {"name": "crc32c"},
+]
+
+Selection = Sequence[Any]
+
+
+class ShardingCodec(ArrayToBytesCodec):
+    """Inner chunks of ``chunk_shape`` encoded with ``codecs``, plus an index.
+
+    ``codecs`` and ``index_codecs`` are codec chains (V3 JSON lists or
+    :class:`~zarrpy.codecs.chain.CodecChain`); ``index_codecs`` must produce
+    a fixed size (no compressors).
+    """
+
+    name = NAME
+    __slots__ = ("chunk_shape", "codecs", "index_codecs", "index_location")
+
+    def __init__(
+        self,
+        chunk_shape: Sequence[int],
+        codecs: CodecChain | Sequence[Any] | None = None,
+        index_codecs: CodecChain | Sequence[Any] | None = None,
+        index_location: str = "end",
+    ):
+        self.chunk_shape: tuple[int, ...] = _parse_chunk_shape(chunk_shape)
+        self.codecs: CodecChain = _parse_chain("codecs", DEFAULT_CODECS if codecs is None else codecs)
+        self.index_codecs: CodecChain = _parse_chain(
+            "index_codecs", DEFAULT_INDEX_CODECS if index_codecs is None else index_codecs
+        )
+        self.index_location: str = check_choice(NAME, "index_location", index_location, INDEX_LOCATIONS)
+        # Reject compressed indexes up front; a stand-in grid of one chunk.
+        self._bind_index((1,) * len(self.chunk_shape))
+
+    @classmethod
+    def from_config(cls, config: Mapping[str, Any] | None) -> ShardingCodec:
+        config = check_keys(
+            NAME, config, required=("chunk_shape",), optional=("codecs", "index_codecs", "index_location")
+        )
+        for field in ("codecs", "index_codecs"):
+            if field in config and config[field] is None:
+                raise CodecError(f"codec {NAME!r}: {field!r} must be a list of codecs, got null")
+        return cls(
+            config["chunk_shape"],
+            config.get("codecs", DEFAULT_CODECS),
+            config.get("index_codecs", DEFAULT_INDEX_CODECS),
+            config.get("index_location", "end"),
+        )
+
+    def to_config(self) -> dict[str, Any]:
+        return {
+            "chunk_shape": list(self.chunk_shape),
+            "codecs": self.codecs.to_json(),
+            "index_codecs": self.index_codecs.to_json(),
+            "index_location": self.index_location,
+        }
+
+    def evolve(self, spec: ChunkSpec) -> ShardingCodec:
+        """This codec with its chains' chunk-dependent settings filled in
+        (e.g. blosc ``typesize`` of the inner chunks)."""
+        codecs = _evolve_chain(self.codecs, self._inner_spec(spec))
+        index = self.index_codecs
+        if len(spec.shape) == len(self.chunk_shape):
+            grid = tuple(max(s // c, 1) for s, c in zip(spec.shape, self.chunk_shape))
+            index = _evolve_chain(self.index_codecs, index_spec(grid))
+        if codecs == self.codecs and index == self.index_codecs:
+            return self
+        return ShardingCodec(self.chunk_shape, codecs, index, self.index_location)
+
+    def resolve(self, spec: ChunkSpec) -> ChunkSpec:
+        self.layout(spec)
+        return spec
+
+    def layout(self, spec: ChunkSpec) -> ShardLayout:
+        """Validate against a shard ``spec`` and bind the inner and index chains.
+
+        Raises CodecError (naming the codec and field) if ``chunk_shape`` does
+        not divide the shard shape, the index chain has no fixed size, or the
+        inner chain does not accept the inner chunks.
+        """
+        if len(spec.shape) != len(self.chunk_shape):
+            raise CodecError(
+                f"codec {NAME!r}: 'chunk_shape' {list(self.chunk_shape)} has {len(self.chunk_shape)} "
+                f"dimensions, the shard shape {tuple(spec.shape)} has {len(spec.shape)}"
+            )
+        if any(s % c for s, c in zip(spec.shape, self.chunk_shape)):
+            raise CodecError(
+                f"codec {NAME!r}: 'chunk_shape' {list(self.chunk_shape)} does not evenly divide "
+                f"the shard shape {tuple(spec.shape)}"
+            )
+        inner_spec = self._inner_spec(spec)
+        try:
+            inner = self.codecs.bind(inner_spec)
+        except CodecError as exc:
+            raise CodecError(f"codec {NAME!r}: 'codecs': {exc}") from None
+        grid = tuple(s // c for s, c in zip(spec.shape, self.chunk_shape))
+        return ShardLayout(spec, inner_spec, inner, self._bind_index(grid), self.index_location == "start")
+
+    # -- whole shards --------------------------------------------------
+    def encode(self, chunk: ArrayBytes, spec: ChunkSpec) -> bytes:
+        """Encode a whole shard; inner chunks equal to the fill value are left
+        out (an all-fill shard is a valid shard with an all-empty index)."""
+        layout = self.layout(spec)
+        return layout.build((pos, layout.encode_inner(inner)) for pos, inner in layout.split(chunk))
+
+    def encode_or_none(self, chunk: ArrayBytes, spec: ChunkSpec) -> bytes | None:
+        """Like :meth:`encode`, but None when every inner chunk is the fill value."""
+        layout = self.layout(spec)
+        pieces = [(pos, layout.encode_inner(inner)) for pos, inner in layout.split(chunk)]
+        return layout.build(pieces) if pieces else None
+
+    def decode(self, data: bytes, spec: ChunkSpec) -> ArrayBytes:
+        """Decode a whole shard; empty inner chunks read as the fill value.
+
+        Raises
+        ------
+        ChecksumError
+            If the index checksum (or an inner chunk's) does not match.
+        ChunkDecodeError
+            If the shard is shorter than its index, the index describes
+            impossible ranges (see :meth:`.index.ShardIndex.decode`), or an
+            inner chunk does not decode.
+        """
+        layout = self.layout(spec)
+        index = layout.read_index(data)
+        return layout.assemble(_decode_stored(layout, index, data))
+
+    def read_index(self, data: bytes, spec: ChunkSpec) -> ShardIndex:
+        """The checked index of a whole encoded shard."""
+        return self.layout(spec).read_index(data)
+
+    # -- partial reads and writes --------------------------------------
+    def partial_decoder(
+        self, read: Any, spec: ChunkSpec, *, max_gap_nbytes: int = DEFAULT_MAX_GAP_NBYTES
+    ) -> ShardPartialDecoder:
+        """A reader of selections of one stored shard; see :class:`~.partial.ShardPartialDecoder`.
+
+        ``read`` is a :class:`~zarrpy.codecs.abc.ByteReader` of the shard. It
+        is not called until the first selection is decoded.
+        """
+        return ShardPartialDecoder(self.layout(spec), read, max_gap_nbytes=max_gap_nbytes)
+
+    def update(
+        self, old: bytes | None, selection: Selection, block: ArrayBytes, spec: ChunkSpec
+    ) -> bytes | None:
+        """The shard after writing ``block`` at ``selection``; None if it ends up all fill.
+
+        ``old`` is the shard's current encoding (None: missing, all fill).
+        ``selection`` has per shard dimension a slice or a 1-D integer array
+        (orthogonal); ``block`` has the selection's shape. Semantics: decode,
+        ``shard[np.ix_(...)] = block``, encode. Inner chunks the selection
+        does not touch keep their encoded bytes as they are; inner chunks it
+        covers whole are encoded from ``block`` without decoding the old ones;
+        the others are decoded, merged and re-encoded. Inner chunks equal to
+        the fill value are left out. The result is a fresh, compact shard.
+
+        Raises
+        ------
+        CodecError
+            If ``block`` does not have the selection's shape or kind.
+        ChunkDecodeError
+            If ``old`` (or an inner chunk that must be merged) is corrupt.
+        """
+        layout = self.layout(spec)
+        index = layout.read_index(old) if old is not None else ShardIndex(layout.grid_shape)
+        indexer = OrthogonalIndexer(normalise_selection(selection), spec.shape, self.chunk_shape)
+        if isinstance(block, np.ndarray):
+            block = ArrayBytes.from_array(block)
+        if block.shape != indexer.shape:
+            raise CodecError(f"codec {NAME!r}: block of shape {block.shape} for a selection of shape {indexer.shape}")
+        if block.is_fixed == layout.is_variable:
+            raise CodecError(f"codec {NAME!r}: block {block!r} does not match data type {spec.dtype.name!r}")
+        source = block.array if block.is_fixed else _object_array(block)
+        view = memoryview(old) if old is not None else None
+        new: dict[int, bytes | None] = {}
+        for proj in indexer:
+            pos = layout.position(proj.chunk_coords)
+            part = source[proj.out_selection]
+            if proj.is_complete:
+                inner = _as_chunk(part, layout.inner_spec.shape)
+            else:
+                stored = index.get(pos)
+                if stored is None:
+                    base = layout.fill_chunk()
+                else:
+                    base = layout.decode_inner(pos, bytes(view[stored[0] : stored[0] + stored[1]]))
+                inner = _merge(base, proj.chunk_selection, part)
+            new[pos] = None if layout.is_fill(inner) else layout.encode_inner(inner)
+        keep = set(np.flatnonzero(index.present()).tolist()) | set(new)
+        pieces = []
+        for pos in sorted(keep):
+            if pos in new:
+                if new[pos] is not None:
+                    pieces.append((pos, new[pos]))
+            else:
+                offset, nbytes = index.get(pos)  # type: ignore[misc]
+                pieces.append((pos, view[offset : offset + nbytes]))
+        return layout.build(pieces) if pieces else None
+
+    # -- helpers -------------------------------------------------------
+    def _inner_spec(self, spec: ChunkSpec) -> ChunkSpec:
+        return ChunkSpec(self.chunk_shape, spec.dtype, spec.fill_value)
+
+    def _bind_index(self, grid: tuple[int, ...]) -> BoundChain:
+        try:
+            bound = self.index_codecs.bind(index_spec(grid))
+        except CodecError as exc:
+            raise CodecError(f"codec {NAME!r}: 'index_codecs': {exc}") from None
+        if bound.encoded_size is None:
+            raise CodecError(
+                f"codec {NAME!r}: 'index_codecs' must produce a fixed size; "
+                "compressors are not allowed in the index chain"
+            )
+        return bound
+
+
+def _decode_stored(layout: ShardLayout, index: ShardIndex, data: bytes) -> dict[int, ArrayBytes]:
+    view = memoryview(data)
+    out = {}
+    for pos in np.flatnonzero(index.present()).tolist():
+        offset, nbytes = index.get(pos)  # type: ignore[misc]
+        out[pos] = layout.decode_inner(pos, bytes(view[offset : offset + nbytes]))
+    return out
+
+
+def _object_array(chunk: ArrayBytes) -> np.ndarray:
+    out = np.empty(chunk.size, dtype=object)
+    out[:] = chunk.to_bytes_list()
+    return out.reshape(chunk.shape)
+
+
+def _as_chunk(part: np.ndarray, shape: tuple[int, ...]) -> ArrayBytes:
+    if part.dtype == object:
+        return ArrayBytes.from_bytes_list(part.reshape(-1).tolist(), shape)
+    return ArrayBytes.from_array(np.ascontiguousarray(part).reshape(shape))
+
+
+def _merge(base: ArrayBytes, chunk_selection: tuple[Any, ...], part: np.ndarray) -> ArrayBytes:
+    """``base`` with ``part`` written at ``chunk_selection``."""
+    if part.dtype == object:
+        merged = _object_array(base)
+        merged[chunk_selection] = part
+        return ArrayBytes.from_bytes_list(merged.reshape(-1).tolist(), base.shape)
+    merged = np.array(base.array, copy=True)
+    merged[chunk_selection] = part
+    return ArrayBytes.from_array(merged)
+
+
+def _parse_chunk_shape(value: Any) -> tuple[int, ...]:
+    if isinstance(value, (str, bytes, Mapping)) or not isinstance(value, Sequence):
+        raise CodecError(f"codec {NAME!r}: 'chunk_shape' must be a list of positive integers, got {value!r}")
+    for n in value:
+        if isinstance(n, bool) or not isinstance(n, (int, np.integer)) or n < 1:
+            raise CodecError(f"codec {NAME!r}: 'chunk_shape' must be a list of positive integers, got {list(value)!r}")
+    return tuple(int(n) for n in value)
+
+
+def _parse_chain(field: str, value: Any) -> CodecChain:
+    if isinstance(value, CodecChain):
+        return value
+    if isinstance(value, (str, bytes, Mapping)) or not isinstance(value, Sequence):
+        raise CodecError(f"codec {NAME!r}: {field!r} must be a list of codecs, got {value!r}")
+    try:
+        return CodecChain.from_json(value)
+    except CodecError as exc:
+        raise type(exc)(f"codec {NAME!r}: {field!r}: {exc}") from None
+
+
+def _evolve_chain(chain: CodecChain, spec: ChunkSpec) -> CodecChain:
+    out: list[Codec] = []
+    for codec in chain.codecs:
+        codec = codec.evolve(spec)
+        if isinstance(codec, ArrayToArrayCodec):
+            spec = codec.resolve(spec)
+        out.append(codec)
+    return CodecChain(out)
+
+
+__all__ = ["ShardingCodec"]

@@ -1,0 +1,160 @@
+"""Partial reads of one shard: the index once, then only the inner chunks needed.
+
+A :class:`ShardPartialDecoder` works on a
+:class:`~zarrpy.codecs.abc.ByteReader` of one stored shard and makes, per
+decoder, exactly one read for the index (a suffix read when it sits at the
+end, a prefix read at the start) and, per :meth:`~ShardPartialDecoder.decode_selection`,
+at most one batched ``read.read_many`` for the inner chunks the selection
+touches. Byte ranges separated by at most ``max_gap_nbytes`` are merged into
+one request, and each inner chunk is sliced out of it afterwards.
+
+Reading the index alone, the decoder does not know the shard's length, so an
+index entry that runs past the end shows up when its inner chunk is read (a
+short read: :class:`~zarrpy.errors.ChunkDecodeError`), not before.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Sequence
+
+import numpy as np
+
+from ...array_bytes import ArrayBytes
+from ...byte_range import RangeRequest, SuffixRequest
+from ...errors import ChunkDecodeError
+from ...indexing import OrthogonalIndexer
+from ._layout import ShardLayout, fill_variable, gather_variable, normalise_selection
+from .index import NAME, ShardIndex
+
+DEFAULT_MAX_GAP_NBYTES = 64 * 1024
+"""Ranges this close together are read as one (cheaper than a second request)."""
+
+
+class ShardPartialDecoder:
+    """Reads selections of one stored shard (see the module docstring).
+
+    The decoded index is kept, so one decoder reads it at most once; decoders
+    are cheap and meant for one read operation on one shard. Not thread-safe
+    while the index is first loaded.
+    """
+
+    __slots__ = ("layout", "max_gap_nbytes", "_read", "_index", "_loaded")
+
+    def __init__(self, layout: ShardLayout, read: Any, *, max_gap_nbytes: int = DEFAULT_MAX_GAP_NBYTES):
+        self.layout = layout
+        self.max_gap_nbytes = max_gap_nbytes
+        self._read = read
+        self._index: ShardIndex | None = None
+        self._loaded = False
+
+    def index(self) -> ShardIndex | None:
+        """The shard's checked index (read on first use), or None if the shard is missing.
+
+        Raises
+        ------
+        ChecksumError
+            If the index checksum does not match.
+        ChunkDecodeError
+            If the shard is shorter than its index or the index is malformed.
+        """
+        if not self._loaded:
+            layout = self.layout
+            k = layout.index_nbytes
+            raw = self._read(RangeRequest(0, k) if layout.index_at_start else SuffixRequest(k))
+            if raw is not None:
+                if len(raw) < k:
+                    raise ChunkDecodeError(
+                        f"codec {NAME!r}: shard of {len(raw)} bytes is shorter than its {k}-byte index"
+                    )
+                self._index = layout.decode_index(
+                    bytes(raw), 0 if layout.index_at_start else None, None
+                )
+            self._loaded = True
+        return self._index
+
+    def decode_selection(self, selection: tuple[Any, ...]) -> ArrayBytes | None:
+        """The orthogonal ``selection`` of the shard, or None if the shard is missing.
+
+        ``selection`` has one entry per shard dimension: a slice with a
+        positive step or a 1-D integer array (an integer counts as a
+        length-1 array). The result has the selection's shape; elements of
+        empty inner chunks are the fill value.
+
+        Raises
+        ------
+        ChunkDecodeError
+            If the index or a needed inner chunk is corrupt, or the shard ends
+            before an inner chunk the index points to.
+        """
+        index = self.index()
+        if index is None:
+            return None
+        layout = self.layout
+        indexer = OrthogonalIndexer(normalise_selection(selection), layout.spec.shape, layout.inner_spec.shape)
+        projections = [(layout.position(p.chunk_coords), p) for p in indexer]
+        stored = self.read_inner(sorted({pos for pos, _ in projections if index.get(pos) is not None}))
+        decoded = {pos: layout.decode_inner(pos, data) for pos, data in stored.items()}
+        if not layout.is_variable:
+            out = np.empty(indexer.shape, dtype=layout.fill.dtype)
+            for pos, proj in projections:
+                inner = decoded.get(pos)
+                out[proj.out_selection] = layout.fill if inner is None else inner.array[proj.chunk_selection]
+            return ArrayBytes(indexer.shape, array=out)
+        size = int(np.prod(indexer.shape, dtype=np.int64))
+        out_flat = np.arange(size, dtype=np.int64).reshape(indexer.shape)
+        inner_flat = np.arange(layout.chunk_size, dtype=np.int64).reshape(layout.inner_spec.shape)
+        pieces = []
+        for pos, proj in projections:
+            where = out_flat[proj.out_selection].reshape(-1)
+            inner = decoded.get(pos)
+            if inner is None:
+                part = fill_variable(layout.fill_bytes, (where.size,))
+            else:
+                part = inner.take(inner_flat[proj.chunk_selection].reshape(-1), (where.size,))
+            pieces.append((where, part))
+        return gather_variable(pieces, indexer.shape)
+
+    def read_inner(self, positions: Sequence[int]) -> dict[int, bytes]:
+        """The stored bytes of the inner chunks at flat ``positions`` (empty
+        ones are left out), fetched with one batched read.
+
+        Returns an empty dict if the shard is missing.
+        """
+        index = self.index()
+        if index is None:
+            return {}
+        wanted = []
+        for pos in positions:
+            loc = index.get(pos)
+            if loc is not None:
+                wanted.append((loc[0], loc[1], pos))
+        wanted.sort()
+        out: dict[int, bytes] = {pos: b"" for offset, nbytes, pos in wanted if nbytes == 0}
+        runs: list[list[Any]] = []  # [start, end, members]
+        for offset, nbytes, pos in wanted:
+            if nbytes == 0:
+                continue
+            if runs and offset <= runs[-1][1] + self.max_gap_nbytes:
+                runs[-1][1] = max(runs[-1][1], offset + nbytes)
+                runs[-1][2].append((offset, nbytes, pos))
+            else:
+                runs.append([offset, offset + nbytes, [(offset, nbytes, pos)]])
+        if not runs:
+            return out
+        requests = [RangeRequest(start, end) for start, end, _ in runs]
+        read_many = getattr(self._read, "read_many", None)
+        got = read_many(requests) if read_many is not None else [self._read(r) for r in requests]
+        for (start, end, members), data in zip(runs, got):
+            if data is None or len(data) != end - start:
+                first = self.layout.coords(members[0][2])
+                raise ChunkDecodeError(
+                    f"codec {NAME!r}: the shard ends before inner chunk {first} "
+                    f"(wanted bytes [{start}, {end}), got {0 if data is None else len(data)})"
+                )
+            view = memoryview(data)
+            for offset, nbytes, pos in members:
+                out[pos] = bytes(view[offset - start : offset - start + nbytes])
+        return out
+
+
+__all__ = ["DEFAULT_MAX_GAP_NBYTES", "ShardPartialDecoder"]
