@@ -15,7 +15,8 @@ import numpy as np
 
 from ._create import build_array_metadata, node_exists, prepare_node
 from ._node import normalize_path, read_metadata, write_metadata
-from .array import Array, coerce_value
+from ._values import coerce_value
+from .array import Array
 from .errors import NodeNotFoundError
 from .group import Group
 from .metadata.v3 import ArrayMetadataV3

@@ -1,0 +1,118 @@
+"""Values at the array edge: user input -> typed numpy, numpy <-> ArrayBytes.
+
+Conversions between Python/numpy values and the pipeline's ArrayBytes happen
+here and only here, once per chunk. Bad input is refused with a clear
+TypeError before anything is written.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from ._typing import Shape
+from .array_bytes import ArrayBytes
+from .dtypes import DataType
+from .errors import CodecError, SelectionError
+from .metadata.v3 import ArrayMetadataV3
+
+
+def coerce_value(value: Any, data_type: DataType, shape: Shape) -> np.ndarray:
+    """``value`` as an array of ``data_type`` broadcast to ``shape``, or a clear error.
+
+    Numbers cast as numpy casts them (floats into an integer array truncate);
+    strings or bytes into numbers are refused, and so is any element of a
+    string (bytes) array that is not a ``str`` (``bytes``): TypeError naming
+    its position, before anything is written.
+    """
+    if hasattr(value, "__array__") and not isinstance(value, np.ndarray):
+        value = np.asarray(value)  # e.g. another zarrpy Array
+    dtype = data_type.numpy
+    if data_type.is_variable:
+        arr = _coerce_variable(value, data_type)
+    else:
+        arr = np.asarray(value)
+    if arr.dtype != dtype:
+        if arr.dtype.kind in "OSUVT" and dtype.kind not in "OSUVT" or arr.dtype.kind in "mM":
+            raise TypeError(f"cannot write values of dtype {arr.dtype} into an array of dtype {dtype}")
+        try:
+            arr = arr.astype(dtype)
+        except (TypeError, ValueError) as exc:
+            raise TypeError(f"cannot write values of dtype {arr.dtype} into an array of dtype {dtype}: {exc}") from None
+    try:
+        return np.broadcast_to(arr, shape)
+    except ValueError:
+        raise SelectionError(f"value of shape {arr.shape} cannot be broadcast to the selection shape {shape}") from None
+
+
+def _coerce_variable(value: Any, data_type: DataType) -> np.ndarray:
+    """A StringDType (object-of-bytes) array with every element checked."""
+    want = str if data_type.is_string else bytes
+    if isinstance(value, (str, bytes, np.str_, np.bytes_)):
+        if not isinstance(value, want):
+            raise TypeError(f"cannot write {type(value).__name__} {value!r} into a {data_type.name} array")
+        value = want(value)
+        out = np.empty((), dtype=data_type.numpy)
+        out[()] = value
+        return out
+    if isinstance(value, np.ndarray) and value.dtype.kind in "TU" and data_type.is_string:
+        return value.astype(data_type.numpy, copy=False)
+    if isinstance(value, np.ndarray) and value.dtype.kind == "S" and not data_type.is_string:
+        return value.astype(object)
+    if isinstance(value, np.ndarray) and value.dtype.kind != "O":
+        raise TypeError(f"cannot write values of dtype {value.dtype} into a {data_type.name} array")
+    arr = value if isinstance(value, np.ndarray) else _object_array(value)
+    # Raises TypeError naming the first bad element's position.
+    (ArrayBytes.from_strings if data_type.is_string else ArrayBytes.from_bytes_objects)(arr)
+    return arr.astype(data_type.numpy) if data_type.is_string else arr
+
+
+def _object_array(value: Any) -> np.ndarray:
+    try:
+        arr = np.array(value, dtype=object)
+    except ValueError as exc:
+        raise TypeError(f"cannot interpret the value as an array: {exc}") from None
+    return arr
+
+
+def from_numpy(chunk: np.ndarray, data_type: DataType) -> ArrayBytes:
+    """The ArrayBytes of a whole chunk (variable form for strings/bytes)."""
+    if not data_type.is_variable:
+        return ArrayBytes.from_array(chunk)
+    if data_type.is_string:
+        return ArrayBytes.from_strings(chunk)
+    return ArrayBytes.from_bytes_objects(chunk)
+
+
+def to_numpy(chunk: ArrayBytes, data_type: DataType) -> np.ndarray:
+    """The numpy form of a decoded chunk (StringDType / object for vlen)."""
+    if chunk.is_fixed:
+        if data_type.is_variable:
+            raise CodecError(f"a fixed-size chunk was decoded for variable-length type {data_type.name!r}")
+        return chunk.array
+    if not data_type.is_variable:
+        raise CodecError(f"a variable-length chunk was decoded for fixed-size type {data_type.name!r}")
+    return chunk.to_strings() if data_type.is_string else chunk.to_bytes_objects()
+
+
+def fill_scalar(metadata: ArrayMetadataV3) -> Any:
+    fill = metadata.fill_value
+    dtype = metadata.data_type.numpy
+    if metadata.data_type.is_variable:
+        return fill
+    if dtype.kind == "V":
+        return np.frombuffer(bytes(fill), dtype=dtype)[0]
+    return np.asarray(fill, dtype=dtype)[()]
+
+
+def all_equal(chunk: np.ndarray, fill: Any) -> bool:
+    """True if every element equals ``fill`` bit for bit (NaN payloads, -0.0 too)."""
+    if chunk.dtype.kind in "TO":
+        return bool(np.all(chunk == fill))
+    fill_bytes = np.asarray(fill, dtype=chunk.dtype).reshape(1)
+    itemsize = chunk.dtype.itemsize
+    if itemsize in (1, 2, 4, 8) and chunk.dtype.kind != "V":
+        view = np.dtype(f"u{itemsize}")
+        return bool(np.all(chunk.reshape(-1).view(view) == fill_bytes.view(view)[0]))
+    return bool(np.all(chunk.reshape(-1).view(np.uint8).reshape(-1, itemsize) == fill_bytes.view(np.uint8)))
