@@ -146,10 +146,12 @@ class ShardPartialDecoder:
         got = read_many(requests) if read_many is not None else [self._read(r) for r in requests]
         for (start, end, members), data in zip(runs, got):
             if data is None or len(data) != end - start:
-                first = self.layout.coords(members[0][2])
+                got_end = start + (0 if data is None else len(data))
+                offset, nbytes, pos = next(m for m in members if m[0] + m[1] > got_end)
                 raise ChunkDecodeError(
-                    f"codec {NAME!r}: the shard ends before inner chunk {first} "
-                    f"(wanted bytes [{start}, {end}), got {0 if data is None else len(data)})"
+                    f"codec {NAME!r}: the shard ends before inner chunk {self.layout.coords(pos)} "
+                    f"(bytes [{offset}, {offset + nbytes}); the shard "
+                    + ("is missing)" if data is None else f"ends at byte {got_end})")
                 )
             view = memoryview(data)
             for offset, nbytes, pos in members:
