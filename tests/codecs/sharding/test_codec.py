@@ -21,6 +21,7 @@ from tests.codecs.sharding._helpers import (
     EMPTY,
     LE,
     STRING,
+    CountingReader,
     as_strings,
     fixed,
     inner_bytes,
@@ -33,10 +34,12 @@ from tests.codecs.sharding._helpers import (
     strings,
 )
 from tests.strategies import assert_identical, core_dtypes
+from zarrpy.array_bytes import ArrayBytes
 from zarrpy.codecs.abc import ChunkSpec
 from zarrpy.codecs.chain import CodecChain
 from zarrpy.codecs.registry import codec_from_json, get_codec_class
 from zarrpy.codecs.sharding import ShardingCodec
+from zarrpy.dtypes import DataType
 from zarrpy.errors import ChecksumError, ChunkDecodeError, CodecError
 
 DEFAULT_CONFIG = {
@@ -234,6 +237,20 @@ def test_strings_round_trip(fill):
     back = codec.decode(encoded, s)
     assert as_strings(back).tolist() == arr.tolist()
     assert codec.encode_or_none(strings([fill] * 16, (4, 4)), s) is None
+
+
+def test_bytes_data_round_trip_and_partial():
+    bytes_type = DataType.from_json("variable_length_bytes")
+    codec = sharding([2], [{"name": "vlen-bytes"}], index_location="start")
+    s = ChunkSpec((6,), bytes_type, b"\x00")
+    items = [b"\x00", b"\x00", b"", b"\xff\x00", b"\x00", b"abc"]
+    chunk = ArrayBytes.from_bytes_list(items, (6,))
+    shard = codec.encode(chunk, s)
+    assert [b is not None for b in inner_bytes(shard, 3, "start")] == [False, True, True]
+    assert codec.decode(shard, s).to_bytes_list() == items
+    part = codec.partial_decoder(CountingReader(shard), s).decode_selection((np.array([5, 0, 3]),))
+    assert part.to_bytes_list() == [b"abc", b"\x00", b"\xff\x00"]
+    assert codec.index_nbytes(s) == 3 * 16 + 4
 
 
 def test_encode_rejects_wrong_shapes_and_kinds():

@@ -143,6 +143,9 @@ def test_selection_forms_and_numpy_blocks():
     expected[np.ix_([2], [3, 0, 3])] = [[1.5, 2.5, 3.5]]
     assert_identical(codec.decode(new, s).array, expected)
     assert expected[2, 3] == 3.5
+    # A block in another byte order is written as the shard's type.
+    new = codec.update(old, (slice(0, 1), slice(0, 2)), np.array([[1.0, 2.0]], ">f4"), s)
+    assert codec.decode(new, s).array[0, :3].tolist() == [1.0, 2.0, 2.0]
 
 
 def test_update_rejects_bad_blocks():

@@ -175,6 +175,11 @@ class ShardingCodec(ArrayToBytesCodec):
         index = layout.read_index(data)
         return layout.assemble(_decode_stored(layout, index, data))
 
+    def index_nbytes(self, spec: ChunkSpec) -> int:
+        """Encoded size of the index of a shard of ``spec`` (``16·n + 4``
+        bytes with the default index codecs)."""
+        return self.layout(spec).index_nbytes
+
     def read_index(self, data: bytes, spec: ChunkSpec) -> ShardIndex:
         """The checked index of a whole encoded shard."""
         return self.layout(spec).read_index(data)
@@ -220,7 +225,12 @@ class ShardingCodec(ArrayToBytesCodec):
             raise CodecError(f"codec {NAME!r}: block of shape {block.shape} for a selection of shape {indexer.shape}")
         if block.is_fixed == layout.is_variable:
             raise CodecError(f"codec {NAME!r}: block {block!r} does not match data type {spec.dtype.name!r}")
-        source = block.array if block.is_fixed else _object_array(block)
+        if block.is_fixed:
+            source = block.array
+            if source.dtype != layout.fill.dtype:
+                source = source.astype(layout.fill.dtype)
+        else:
+            source = _object_array(block)
         view = memoryview(old) if old is not None else None
         new: dict[int, bytes | None] = {}
         for proj in indexer:
