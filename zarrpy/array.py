@@ -63,6 +63,7 @@ class Array(Node):
         self._fill = fill_scalar(metadata)
         self._spec = ChunkSpec(metadata.chunk_shape, metadata.data_type, metadata.fill_value)
         self._bound = self._chain.bind(self._spec)
+        self._numpy_path = self._bound.has_numpy_path
         self._can_read_partially = self._bound.partial_decoder(self._store.reader("")) is not None
         # A sharded array: the chain is one codec that can also update a stored
         # shard in place of a read-decode-merge-encode of the whole shard.
@@ -270,6 +271,8 @@ class Array(Node):
 
     def _decode_chunk(self, coords: ChunkCoords, data: bytes) -> np.ndarray:
         try:
+            if self._numpy_path:
+                return self._bound.decode_numpy(data)
             return to_numpy(self._bound.decode(data), self._metadata.data_type)
         except CodecError as exc:
             raise at_key(exc, self.chunk_key(coords)) from exc
@@ -448,7 +451,12 @@ class Array(Node):
                 chunk[proj.chunk_selection] = block
         if not self.write_empty_chunks and all_equal(chunk, self._fill):
             return None
-        return self._bound.encode(from_numpy(chunk, data_type))
+        return self._encode_chunk(chunk)
+
+    def _encode_chunk(self, chunk: np.ndarray) -> bytes:
+        if self._numpy_path:
+            return self._bound.encode_numpy(chunk)
+        return self._bound.encode(from_numpy(chunk, self._metadata.data_type))
 
     @property
     def _lock_token(self) -> Any:
@@ -487,7 +495,7 @@ class Array(Node):
             if not self.write_empty_chunks and all_equal(fresh, self._fill):
                 self._store.delete(key)
             else:
-                self._store.set(key, self._bound.encode(from_numpy(fresh, self._metadata.data_type)))
+                self._store.set(key, self._encode_chunk(fresh))
         for coords in stored:
             if not new_grid.contains(coords):
                 self._store.delete(self.chunk_key(coords))

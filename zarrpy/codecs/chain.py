@@ -114,6 +114,37 @@ class BoundChain:
         return chunk
 
 
+    @property
+    def _numpy_codec(self):
+        a2b = self.chain.array_to_bytes
+        return None if self.chain.array_to_array or not hasattr(a2b, "decode_numpy") else a2b
+
+    @property
+    def has_numpy_path(self) -> bool:
+        """True when :meth:`encode_numpy` / :meth:`decode_numpy` apply."""
+        return self._numpy_codec is not None
+
+    def encode_numpy(self, array):
+        """Encode a whole chunk given as a numpy array, when the array-to-bytes
+        codec can do so directly (e.g. vlen-utf8); None otherwise."""
+        codec = self._numpy_codec
+        if codec is None:
+            return None
+        data = codec.encode_numpy(array, self._a2b_spec)
+        for b2b in self.chain.bytes_to_bytes:
+            data = b2b.encode(data, self._a2b_spec)
+        return data
+
+    def decode_numpy(self, data: bytes):
+        """Decode a whole chunk straight to numpy when the array-to-bytes codec
+        can (the counterpart of :meth:`encode_numpy`); None otherwise."""
+        codec = self._numpy_codec
+        if codec is None:
+            return None
+        for b2b in reversed(self.chain.bytes_to_bytes):
+            data = b2b.decode(data, self._a2b_spec)
+        return codec.decode_numpy(data, self._a2b_spec)
+
     def partial_decoder(self, read):
         """A decoder of chosen elements that reads only what it needs, or None.
 
