@@ -173,3 +173,20 @@ def test_corrupt_vlen_chunk_through_the_array_names_the_key():
         a[:]
     with pytest.raises(zarrpy.ChunkDecodeError, match="c/0"):
         a[3]
+
+
+@pytest.mark.parametrize("corrupt", ["count", "truncated", "length_past_end", "short_header"])
+def test_corrupt_vlen_utf8_chunk_is_a_chunk_decode_error_naming_the_key(corrupt):
+    store = MemoryStore()
+    a = zarrpy.create_array(store, shape=(3,), dtype=str, chunks=(3,), compressors=None)
+    a[:] = ["ab", "", "ĉ"]
+    raw = store.get("c/0")
+    bad = {
+        "count": (1000).to_bytes(4, "little") + raw[4:],
+        "truncated": raw[:-1],
+        "length_past_end": raw[:4] + (10**6).to_bytes(4, "little") + raw[8:],
+        "short_header": raw[:3],
+    }[corrupt]
+    store.set("c/0", bad)
+    with pytest.raises(zarrpy.ChunkDecodeError, match="c/0"):
+        a[:]
