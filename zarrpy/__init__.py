@@ -26,6 +26,7 @@ from .errors import (
     ZarrpyError,
 )
 from .group import Group
+from .ragged import RaggedArray
 
 __version__ = "0.1.0"
 
@@ -40,6 +41,7 @@ __all__ = [
     "MetadataError",
     "NodeExistsError",
     "NodeNotFoundError",
+    "RaggedArray",
     "ReadOnlyError",
     "SelectionError",
     "StoreError",
