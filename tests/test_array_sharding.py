@@ -526,10 +526,6 @@ def test_read_chunks_returns_inner_chunks_and_reads_each_index_once():
     assert store.set_calls == 0
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "zarrpy bug: read_chunks reads a shard's index once but makes one batched data read per "
-    "requested inner chunk (Array.read_chunks calls decoder.decode_selection once per inner chunk, "
-    "each a separate read_many), so k inner chunks of one shard cost 1 + k requests, not 2"))
 def test_read_chunks_reads_each_shard_once():
     store, a = make_array(shape=(70, 70))
     a[...] = _data(a.shape, seed=11)
@@ -579,10 +575,6 @@ def test_write_chunks_reads_each_shard_at_most_once_and_writes_it_once():
                 assert after[coords] == raw, (key, coords)
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "zarrpy bug: write_chunks covering every inner chunk of a shard still reads the old shard "
-    "(Array.write_chunks marks a projection complete only when one inner chunk covers the whole "
-    "shard), although its docstring says a shard is not read 'when the call covers it whole'"))
 def test_write_chunks_covering_a_shard_does_not_read_it():
     store, a = make_array()
     a[...] = _data(a.shape, seed=14)

@@ -49,12 +49,13 @@ def build_array_metadata(
     if shards is not None:
         # As zarr-python: the grid is of shards; the codecs go inside the
         # sharding codec, whose inner chunks have the `chunks` shape.
+        index_location = shards.get("index_location", "end") if isinstance(shards, dict) else "end"
         shard_shape = _normalize_shards(shards, chunk_shape)
         codecs = [codec_from_json({"name": "sharding_indexed", "configuration": {
             "chunk_shape": list(chunk_shape),
             "codecs": [c.to_json() for c in _evolve(codecs, ChunkSpec(chunk_shape, data_type, fill))],
             "index_codecs": [{"name": "bytes", "configuration": {"endian": "little"}}, {"name": "crc32c"}],
-            "index_location": "end",
+            "index_location": index_location,
         }})]
         chunk_shape = shard_shape
     spec = ChunkSpec(chunk_shape, data_type, fill)

@@ -330,14 +330,18 @@ class Array(Node):
                 if self._can_read_partially:
                     key = self.chunk_key(outer)
                     decoder = self._bound.partial_decoder(self._store.reader(key))
-                    for i, _, sel in groups[outer]:
-                        shape = tuple(s.stop - s.start for s in sel)
-                        try:
-                            part = decoder.decode_selection(sel)
+                    members = groups[outer]
+                    try:
+                        if hasattr(decoder, "decode_selections"):  # one batched read per shard
+                            parts = decoder.decode_selections([sel for _, _, sel in members])
+                        else:
+                            parts = [decoder.decode_selection(sel) for _, _, sel in members]
+                        for (i, _, sel), part in zip(members, parts):
+                            shape = tuple(s.stop - s.start for s in sel)
                             results[i] = (np.full(shape, self._fill, dtype=self.dtype) if part is None
                                           else to_numpy(part, self._metadata.data_type).reshape(shape))
-                        except CodecError as exc:
-                            raise at_key(exc, key) from exc
+                    except CodecError as exc:
+                        raise at_key(exc, key) from exc
 
         for_each_batch(read_group, list(groups))
         return results
@@ -397,7 +401,8 @@ class Array(Node):
         by_key: dict[str, list[tuple[ChunkProjection, np.ndarray]]] = {}
         for proj, block in projections:
             by_key.setdefault(self.chunk_key(proj.chunk_coords), []).append((proj, block))
-        needs_old = [k for k, group in by_key.items() if not any(p.is_complete for p, _ in group)]
+        covered = {k for k, group in by_key.items() if self._group_covers(group)}
+        needs_old = [k for k in by_key if k not in covered]
         # Two phases: every chunk is merged and encoded before the first is
         # stored, so a corrupt old chunk or a codec error writes nothing. The
         # chunks read and rewritten stay locked until stored.
@@ -406,7 +411,7 @@ class Array(Node):
         def encode_batch(batch: list[str]) -> None:
             reread = [k for k in batch if k in needs_set]
             old = dict(zip(reread, self._store.get_partial_values([(k, None) for k in reread])))
-            encoded.extend((k, self._merge_and_encode(k, by_key[k], old.get(k))) for k in batch)
+            encoded.extend((k, self._merge_and_encode(k, by_key[k], old.get(k), k in covered)) for k in batch)
 
         def store_batch(batch: list[tuple[str, bytes | None]]) -> None:
             for key, data in batch:
@@ -420,33 +425,39 @@ class Array(Node):
             for_each_batch(encode_batch, list(by_key))
             for_each_batch(store_batch, encoded)
 
+    def _group_covers(self, group: list[tuple[ChunkProjection, np.ndarray]]) -> bool:
+        """Do these writes cover their chunk's in-array region whole? (Blocks
+        from one write_chunks call are distinct inner chunks, so sizes add up.)"""
+        if any(p.is_complete for p, _ in group):
+            return True
+        region = self._grid.chunk_region(group[0][0].chunk_coords)
+        return len(group) > 1 and sum(math.prod(p.chunk_block_shape) for p, _ in group) == math.prod(
+            r.stop - r.start for r in region
+        )
+
     def _merge_and_encode(
-        self, key: str, group: list[tuple[ChunkProjection, np.ndarray]], old: bytes | None
+        self, key: str, group: list[tuple[ChunkProjection, np.ndarray]], old: bytes | None, covered: bool
     ) -> bytes | None:
         """The chunk at ``key`` after writing each block of ``group`` into it
-        (later blocks win), encoded; None when it holds only the fill value."""
+        (later blocks win), encoded; None when it holds only the fill value.
+        ``covered``: the blocks cover the chunk whole, so ``old`` is not needed."""
         coords = group[0][0].chunk_coords
         data_type = self._metadata.data_type
+        if covered:
+            old = None
         if self._sharding is not None:
-            complete = [(p, b) for p, b in group if p.is_complete and not self._is_edge(coords)]
-            if complete and len(group) == 1:
-                proj, block = complete[0]
-                return self._sharding.encode_or_none(from_numpy(block.reshape(self._grid.chunk_shape), data_type), self._spec)
-            new = None if any(p.is_complete for p, _ in group) else old
             try:
-                for proj, block in group:
-                    new = self._sharding.update(new, proj.chunk_dim_selection, from_numpy(np.asarray(block), data_type), self._spec)
+                if len(group) == 1 and group[0][0].is_complete and not self._is_edge(coords):
+                    block = from_numpy(group[0][1].reshape(self._grid.chunk_shape), data_type)
+                    return self._sharding.encode_or_none(block, self._spec)
+                writes = [(p.chunk_dim_selection, from_numpy(np.asarray(b), data_type)) for p, b in group]
+                return self._sharding.update_many(old, writes, self._spec)
             except CodecError as exc:
                 raise at_key(exc, key) from exc
-            return new
-        first = group[0][0]
-        if len(group) == 1 and first.is_complete and not self._is_edge(coords):
+        if len(group) == 1 and group[0][0].is_complete and not self._is_edge(coords):
             chunk = group[0][1].reshape(self._grid.chunk_shape)
         else:
-            if old is None or any(p.is_complete for p, _ in group):
-                chunk = self._fill_chunk()
-            else:
-                chunk = self._decode_chunk(coords, old).copy()
+            chunk = self._fill_chunk() if old is None else self._decode_chunk(coords, old).copy()
             for proj, block in group:
                 chunk[proj.chunk_selection] = block
         if not self.write_empty_chunks and all_equal(chunk, self._fill):

@@ -413,10 +413,6 @@ def test_zarrpy_shards_argument_builds_what_zarr_python_builds(tmp_path):
     assert ours["codecs"] == theirs["codecs"]
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "zarrpy bug: create_array(shards={'shape': ..., 'index_location': 'start'}) accepts zarr-python's "
-    "dict form but drops 'index_location' (_create._normalize_shards keeps only 'shape'), so the "
-    "index silently goes at the end"))
 def test_shards_dict_index_location_is_honoured(tmp_path):
     shards = {"shape": (8, 10), "index_location": "start"}
     a = zarrpy.create_array(str(tmp_path / "a"), shape=(16, 20), dtype="int32", chunks=(4, 5), shards=shards)

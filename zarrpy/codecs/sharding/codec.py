@@ -198,7 +198,14 @@ class ShardingCodec(ArrayToBytesCodec):
     def update(
         self, old: bytes | None, selection: Selection, block: ArrayBytes, spec: ChunkSpec
     ) -> bytes | None:
-        """The shard after writing ``block`` at ``selection``; None if it ends up all fill.
+        """The shard after one write; see :meth:`update_many`."""
+        return self.update_many(old, [(selection, block)], spec)
+
+    def update_many(
+        self, old: bytes | None, writes: Sequence[tuple[Selection, ArrayBytes]], spec: ChunkSpec
+    ) -> bytes | None:
+        """The shard after writing each ``block`` at its ``selection`` (later
+        writes win where they overlap); None if it ends up all fill.
 
         ``old`` is the shard's current encoding (None: missing, all fill).
         ``selection`` has per shard dimension a slice or a 1-D integer array
@@ -218,34 +225,39 @@ class ShardingCodec(ArrayToBytesCodec):
         """
         layout = self.layout(spec)
         index = layout.read_index(old) if old is not None else ShardIndex(layout.grid_shape)
-        indexer = OrthogonalIndexer(normalise_selection(selection), spec.shape, self.chunk_shape)
-        if isinstance(block, np.ndarray):
-            block = ArrayBytes.from_array(block)
-        if block.shape != indexer.shape:
-            raise CodecError(f"codec {NAME!r}: block of shape {block.shape} for a selection of shape {indexer.shape}")
-        if block.is_fixed == layout.is_variable:
-            raise CodecError(f"codec {NAME!r}: block {block!r} does not match data type {spec.dtype.name!r}")
-        if block.is_fixed:
-            source = block.array
-            if source.dtype != layout.fill.dtype:
-                source = source.astype(layout.fill.dtype)
-        else:
-            source = _object_array(block)
         view = memoryview(old) if old is not None else None
-        new: dict[int, bytes | None] = {}
-        for proj in indexer:
-            pos = layout.position(proj.chunk_coords)
-            part = source[proj.out_selection]
-            if proj.is_complete:
-                inner = _as_chunk(part, layout.inner_spec.shape)
+        current: dict[int, ArrayBytes] = {}
+        for selection, block in writes:
+            indexer = OrthogonalIndexer(normalise_selection(selection), spec.shape, self.chunk_shape)
+            if isinstance(block, np.ndarray):
+                block = ArrayBytes.from_array(block)
+            if block.shape != indexer.shape:
+                raise CodecError(f"codec {NAME!r}: block of shape {block.shape} for a selection of shape {indexer.shape}")
+            if block.is_fixed == layout.is_variable:
+                raise CodecError(f"codec {NAME!r}: block {block!r} does not match data type {spec.dtype.name!r}")
+            if block.is_fixed:
+                source = block.array
+                if source.dtype != layout.fill.dtype:
+                    source = source.astype(layout.fill.dtype)
             else:
-                stored = index.get(pos)
-                if stored is None:
-                    base = layout.fill_chunk()
-                else:
-                    base = layout.decode_inner(pos, bytes(view[stored[0] : stored[0] + stored[1]]))
-                inner = _merge(base, proj.chunk_selection, part)
-            new[pos] = None if layout.is_fill(inner) else layout.encode_inner(inner)
+                source = _object_array(block)
+            for proj in indexer:
+                pos = layout.position(proj.chunk_coords)
+                part = source[proj.out_selection]
+                if proj.is_complete:
+                    current[pos] = _as_chunk(part, layout.inner_spec.shape)
+                    continue
+                base = current.get(pos)
+                if base is None:
+                    stored = index.get(pos)
+                    if stored is None:
+                        base = layout.fill_chunk()
+                    else:
+                        base = layout.decode_inner(pos, bytes(view[stored[0] : stored[0] + stored[1]]))
+                current[pos] = _merge(base, proj.chunk_selection, part)
+        new: dict[int, bytes | None] = {
+            pos: None if layout.is_fill(inner) else layout.encode_inner(inner) for pos, inner in current.items()
+        }
         keep = set(np.flatnonzero(index.present()).tolist()) | set(new)
         pieces = []
         for pos in sorted(keep):

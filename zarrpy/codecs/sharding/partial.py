@@ -86,14 +86,26 @@ class ShardPartialDecoder:
             If the index or a needed inner chunk is corrupt, or the shard ends
             before an inner chunk the index points to.
         """
+        return self.decode_selections([selection])[0]
+
+    def decode_selections(self, selections: Sequence[tuple[Any, ...]]) -> list[ArrayBytes | None]:
+        """Several selections of the shard (see :meth:`decode_selection`) with
+        one index read and one batched read of every inner chunk they need."""
         index = self.index()
         if index is None:
-            return None
+            return [None] * len(selections)
         layout = self.layout
-        indexer = OrthogonalIndexer(normalise_selection(selection), layout.spec.shape, layout.inner_spec.shape)
-        projections = [(layout.position(p.chunk_coords), p) for p in indexer]
-        stored = self.read_inner(sorted({pos for pos, _ in projections if index.get(pos) is not None}))
+        plans = []
+        for selection in selections:
+            indexer = OrthogonalIndexer(normalise_selection(selection), layout.spec.shape, layout.inner_spec.shape)
+            plans.append((indexer, [(layout.position(p.chunk_coords), p) for p in indexer]))
+        needed = {pos for _, projections in plans for pos, _ in projections if index.get(pos) is not None}
+        stored = self.read_inner(sorted(needed))
         decoded = {pos: layout.decode_inner(pos, data) for pos, data in stored.items()}
+        return [self._assemble(indexer, projections, decoded) for indexer, projections in plans]
+
+    def _assemble(self, indexer: OrthogonalIndexer, projections: list, decoded: dict[int, ArrayBytes]) -> ArrayBytes:
+        layout = self.layout
         if not layout.is_variable:
             out = np.empty(indexer.shape, dtype=layout.fill.dtype)
             for pos, proj in projections:
