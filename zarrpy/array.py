@@ -228,7 +228,7 @@ class Array(Node):
 
         def read_batch(batch: list[ChunkProjection]) -> None:
             whole = [p for p in batch if not self._reads_partially(p)]
-            raw = self._store.get_partial_values([(self.chunk_key(p.chunk_coords), None) for p in whole])
+            raw = self._fetch([self.chunk_key(p.chunk_coords) for p in whole])
             for proj, data in zip(whole, raw):
                 self._read_into(out, proj, data)
             for proj in batch:
@@ -247,6 +247,10 @@ class Array(Node):
         if block.ndim == 0:
             block = block[()]  # an object element, not a 0-d array stored as one
         out[proj.out_selection] = block
+
+    def _fetch(self, keys: list[str]) -> list[bytes | None]:
+        """Whole values of ``keys`` in one batched store call (none for no keys)."""
+        return self._store.get_partial_values([(k, None) for k in keys]) if keys else []
 
     def _reads_partially(self, proj: ChunkProjection) -> bool:
         """Read only part of this chunk? When the chain can and little is wanted."""
@@ -321,7 +325,7 @@ class Array(Node):
 
         def read_group(batch: list[ChunkCoords]) -> None:
             whole = [g for g in batch if not self._can_read_partially]
-            raw = self._store.get_partial_values([(self.chunk_key(g), None) for g in whole])
+            raw = self._fetch([self.chunk_key(g) for g in whole])
             for outer, data in zip(whole, raw):
                 chunk = self._fill_chunk() if data is None else self._decode_chunk(outer, data)
                 for i, _, sel in groups[outer]:
@@ -410,7 +414,7 @@ class Array(Node):
 
         def encode_batch(batch: list[str]) -> None:
             reread = [k for k in batch if k in needs_set]
-            old = dict(zip(reread, self._store.get_partial_values([(k, None) for k in reread])))
+            old = dict(zip(reread, self._fetch(reread)))
             encoded.extend((k, self._merge_and_encode(k, by_key[k], old.get(k), k in covered)) for k in batch)
 
         def store_batch(batch: list[tuple[str, bytes | None]]) -> None:
