@@ -17,4 +17,6 @@ CODEC_ALIASES: dict[str, str] = {
     "https://codec.zarrs.dev/array_to_bytes/vlen": "zarrs.vlen",
     "vlen_v2": "zarrs.vlen_v2",
     "https://codec.zarrs.dev/array_to_bytes/vlen_v2": "zarrs.vlen_v2",
+    # numcodecs' VLenArray: zarr-python's V3 name is canonical, zarrs also writes its URL
+    "https://codec.zarrs.dev/array_to_bytes/vlen_array": "numcodecs.vlen-array",
 }

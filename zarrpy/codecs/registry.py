@@ -5,6 +5,13 @@ use, so importing zarrpy loads no codec and starts nothing. Third-party codecs
 are found through the entry-point group ``zarrpy.codecs`` (entry name = V3
 codec name, value = ``"pkg.module:CodecClass"``), loaded on the first lookup
 that misses. :func:`register_codec` adds one by hand.
+
+Whole families of names can be made on demand: ``_PREFIX_FACTORIES`` maps a
+name prefix to a ``"module:function"`` that returns the class for a full name
+(or raises UnknownCodecError). It is consulted last, after the registry,
+aliases and entry points, so a registered class always wins. The one family
+is ``numcodecs.<id>``: any numcodecs codec through the adapter
+(:mod:`zarrpy.codecs.numcodecs`).
 """
 
 from __future__ import annotations
@@ -33,6 +40,12 @@ _BUILTIN: dict[str, str] = {
     "zarrs.vlen_v2": "zarrpy.codecs.vlen_v2:VlenV2Codec",
     "vlen-utf8": "zarrpy.codecs.vlen_v2:VlenUtf8Codec",
     "vlen-bytes": "zarrpy.codecs.vlen_v2:VlenBytesCodec",
+    "numcodecs.vlen-array": "zarrpy.codecs.vlen_array:VlenArrayCodec",
+}
+
+# name prefix -> "module:function(name) -> codec class"; see the module docstring.
+_PREFIX_FACTORIES: dict[str, str] = {
+    "numcodecs.": "zarrpy.codecs.numcodecs:codec_class",
 }
 
 _registry: dict[str, type[Codec] | str] = dict(_BUILTIN)
@@ -61,6 +74,8 @@ def get_codec_class(name: str) -> type[Codec]:
     if found is None:
         _load_entry_points()
         found = _registry.get(canonical)
+    if found is None:
+        found = _from_prefix_factory(canonical)
     if found is None:
         raise UnknownCodecError(
             f"unknown codec {name!r}; known codecs: {', '.join(sorted(known_codec_names()))}. "
@@ -101,6 +116,19 @@ def _import(target: str, name: str) -> type[Codec]:
     if not (isinstance(cls, type) and issubclass(cls, Codec)):
         raise UnknownCodecError(f"codec {name!r}: {target!r} is not a zarrpy Codec class")
     return cls
+
+
+def _from_prefix_factory(name: str) -> type[Codec] | None:
+    """The class a prefix factory makes for ``name``, or None if no prefix matches.
+
+    Not stored in the registry (the factory caches), so ``register_codec``
+    can still claim such a name without ``replace=True``.
+    """
+    for prefix, target in _PREFIX_FACTORIES.items():
+        if name.startswith(prefix):
+            module_name, _, attr = target.partition(":")
+            return getattr(importlib.import_module(module_name), attr)(name)
+    return None
 
 
 def _load_entry_points() -> None:

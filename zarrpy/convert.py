@@ -1,0 +1,501 @@
+"""V2 <-> V3 array metadata: one V3 codec list for V2 data (one pipeline for both).
+
+A V2 array's ``dtype``, ``order``, ``filters`` and ``compressor`` describe the
+same bytes as a V3 ``data_type`` plus a ``codecs`` list, as in zarrs'
+``convert.rs`` and zarr-python's ``zarr migrate v3`` (ZARR-FORMAT-NOTES.md §13).
+:func:`v2_to_v3` builds that V3 description, so V2 chunks are read and written
+by the same :class:`~zarrpy.codecs.chain.CodecChain` as V3 chunks, without
+re-encoding; :func:`v3_to_v2` goes back, for creating V2 arrays.
+
+=============================  ===============================================
+V2                             V3
+=============================  ===============================================
+``dimension_separator`` s      ``chunk_key_encoding {"name": "v2", s}``
+``order: "F"``                 ``transpose [n-1 … 0]`` first (any ndim, 0-d too)
+numeric dtype                  core data type; ``bytes`` with the endian of the
+                               stored order (``<``/``|`` little, ``>`` big;
+                               none for 1-byte types), after the filters
+``|V<n>``                      ``r<8n>`` with ``bytes``
+``|O`` + ``vlen-utf8``         ``string`` with ``vlen-utf8`` (same bytes)
+``|O`` + ``vlen-bytes``        ``variable_length_bytes`` with ``vlen-bytes``
+``|O`` + ``vlen-array``        ``numcodecs.vlen-array {"dtype"}``; data type:
+                               ``variable_length_bytes`` as a stand-in until
+                               zarrpy has a ragged data type
+filters (delta, astype …)      ``numcodecs.<id>`` array-to-array, before
+                               ``bytes``; a filter that works on bytes
+                               (shuffle, checksums …) goes after it
+compressor ``gzip``/``zstd``   native ``gzip``/``zstd``/``crc32c``
+/``crc32c``
+compressor ``blosc``           native ``blosc``: shuffle 0/1/2 ->
+                               noshuffle/shuffle/bitshuffle, -1 (auto) ->
+                               bitshuffle if the typesize is 1, else shuffle;
+                               typesize = item size of what blosc receives
+any other compressor           ``numcodecs.<id>`` (``zlib`` -> ``numcodecs.zlib``)
+``fill_value: null``           the data type's default (zero, ``""``, ``b""``):
+                               zarr-python also reads missing chunks as zeros
+=============================  ===============================================
+
+V2 types without a zarrpy data type yet (``S``, ``U``, ``M8``, ``m8``,
+structured) and codec orders with no V3 form (an array filter after a bytes
+filter, anything before the object codec) raise
+:class:`~zarrpy.errors.MetadataError` naming the V2 field. An unknown codec id
+is a MetadataError naming the field, caused by the codec layer's
+:class:`~zarrpy.errors.UnknownCodecError`.
+
+Round trips: ``v3_to_v2(v2_to_v3(m))`` gives back ``m`` except that a null
+fill value comes back as the default, blosc ``shuffle: -1`` as the resolved
+shuffle and codec configurations in their normalised form (e.g. zstd without
+``checksum: false``); ``v2_to_v3(v3_to_v2(m))`` gives back ``m`` for every
+``m`` that has a V2 form (blosc ``typesize`` aside, which V2 derives).
+"""
+
+from __future__ import annotations
+
+import sys
+from typing import Any, NamedTuple, Sequence
+
+import numpy as np
+
+from .codecs.abc import ArrayToArrayCodec, ArrayToBytesCodec, BytesToBytesCodec, ChunkSpec, Codec
+from .codecs.chain import CodecChain
+from .codecs.registry import codec_from_json
+from .dtypes import DataType
+from .errors import CodecError, MetadataError
+from .metadata.v2 import OBJECT_CODEC_IDS, ArrayMetadataV2, dtype_to_json_v2, find_object_codec
+from .metadata.v3 import ArrayMetadataV3, ChunkKeyEncodingSpec
+
+_BLOSC_SHUFFLE = {0: "noshuffle", 1: "shuffle", 2: "bitshuffle"}
+_BLOSC_CODE = {v: k for k, v in _BLOSC_SHUFFLE.items()}
+# numcodecs' defaults for keys a V2 config may leave out (they differ from zarrpy's).
+_GZIP_DEFAULT_LEVEL = 1
+_ZSTD_DEFAULT_LEVEL = 0
+_BLOSC_DEFAULTS = {"cname": "lz4", "clevel": 5, "shuffle": 1, "blocksize": 0}
+_NATIVE_ENDIAN = sys.byteorder
+
+# V3 names zarr-python uses for the V2 types zarrpy cannot store yet.
+_NO_DATA_TYPE = {
+    "S": "fixed-length bytes (zarr-python: null_terminated_bytes)",
+    "U": "fixed-length UTF-32 strings (zarr-python: fixed_length_utf32)",
+    "M": "datetimes (zarr-python: numpy.datetime64)",
+    "m": "timedeltas (zarr-python: numpy.timedelta64)",
+}
+
+
+class V2Codecs(NamedTuple):
+    """The V2 form of a V3 codec list: what goes into ``.zarray``."""
+
+    dtype: str
+    order: str
+    filters: tuple[dict[str, Any], ...] | None
+    compressor: dict[str, Any] | None
+
+
+# -- V2 -> V3 ------------------------------------------------------------------
+
+
+def v2_data_type(meta: ArrayMetadataV2) -> DataType:
+    """The zarrpy data type of a V2 array (see the table in the module docstring).
+
+    Raises MetadataError naming ``dtype`` when zarrpy has no such type.
+    """
+    dt = meta.numpy_dtype
+    if dt.kind == "O":
+        codec_id = (meta.object_codec or {}).get("id")
+        return DataType.from_json("string" if codec_id == "vlen-utf8" else "variable_length_bytes")
+    if dt.fields is not None:
+        raise MetadataError(
+            f"dtype: structured dtype {meta.dtype!r} has no zarrpy data type yet (zarr-python: struct)"
+        )
+    if dt.kind in _NO_DATA_TYPE:
+        raise MetadataError(f"dtype: {meta.dtype!r}: {_NO_DATA_TYPE[dt.kind]} have no zarrpy data type yet")
+    if dt.kind == "V":
+        return DataType.from_json(f"r{dt.itemsize * 8}")
+    return DataType.from_numpy(dt)
+
+
+def v2_to_v3(meta: ArrayMetadataV2) -> ArrayMetadataV3:
+    """The V3 description of the same stored bytes as ``meta``.
+
+    Every codec is built and the whole chain bound once, so a V2 array whose
+    chunks zarrpy cannot decode fails here, at open, not at the first read.
+
+    Raises
+    ------
+    MetadataError
+        Naming the V2 field (``dtype``, ``filters[i]``, ``compressor``) that
+        has no V3 form or names an unknown or refused codec.
+    """
+    data_type = v2_data_type(meta)
+    fill = data_type.default_fill() if meta.fill_value is None else data_type.coerce_fill(meta.fill_value)
+    codecs: list[dict[str, Any]] = []
+    if meta.order == "F":
+        codecs.append({"name": "transpose", "configuration": {"order": list(range(meta.ndim - 1, -1, -1))}})
+    items = [(f"filters[{i}]", f) for i, f in enumerate(meta.filters or ())]
+    if meta.compressor is not None:
+        items.append(("compressor", meta.compressor))
+
+    # Walk the V2 codecs in encoding order: array filters, then one serializer
+    # (implied `bytes`, an object codec, or a numcodecs array-to-bytes codec),
+    # then bytes codecs. `current` is what the next V2 codec receives.
+    serializer: dict[str, Any] | None = None
+    serializer_placed = False
+    current = meta.numpy_dtype
+    typesize = current.itemsize
+    if current.kind == "O":
+        where, obj = find_object_codec(meta.filters, meta.compressor)  # type: ignore[misc]
+        first = items[0]
+        if first[0] != where:
+            raise MetadataError(
+                f"{first[0]}: codec {first[1]['id']!r} comes before the object codec {obj['id']!r} ({where}) "
+                "and would work on Python objects; this has no V3 form"
+            )
+        serializer = _object_serializer(where, obj)
+        items = items[1:]
+        typesize = 1
+
+    for where, config in items:
+        codec_id = config["id"]
+        if codec_id in OBJECT_CODEC_IDS:
+            raise MetadataError(f"{where}: object codec {codec_id!r} on a {meta.dtype!r} array has no V3 form")
+        v3 = _v3_codec_json(where, config, typesize)
+        codec = _build(where, v3)
+        if isinstance(codec, BytesToBytesCodec):
+            if not serializer_placed:
+                serializer = serializer or _bytes_serializer(current)
+                codecs.append(serializer)
+                serializer_placed = True
+            codecs.append(v3)
+            typesize = 1  # a bytes codec's output is plain bytes
+            continue
+        if serializer is not None:
+            raise MetadataError(
+                f"{where}: {codec_id!r} works on arrays but comes after {serializer['name']!r}, "
+                "which produces bytes; this order has no V3 form"
+            )
+        if isinstance(codec, ArrayToBytesCodec):
+            serializer = v3
+            typesize = 1
+        else:
+            codecs.append(v3)
+            current = _filter_output_dtype(codec, current)  # type: ignore[arg-type]
+            typesize = current.itemsize
+    if not serializer_placed:
+        codecs.append(serializer or _bytes_serializer(current))
+
+    spec = ChunkSpec(meta.chunks, data_type, fill)
+    try:
+        CodecChain.from_json(codecs).bind(spec)
+    except CodecError as exc:
+        field = "compressor" if meta.filters is None else "filters"
+        raise MetadataError(f"{field}: the V2 codecs have no working V3 form: {exc}") from exc
+    return ArrayMetadataV3(
+        shape=meta.shape,
+        data_type=data_type,
+        chunk_shape=meta.chunks,
+        fill_value=fill,
+        codecs=tuple(codecs),
+        chunk_key_encoding=ChunkKeyEncodingSpec("v2", meta.dimension_separator),
+        attributes=dict(meta.attributes),
+    )
+
+
+def _object_serializer(where: str, codec: dict[str, Any]) -> dict[str, Any]:
+    codec_id = codec["id"]
+    if codec_id in ("vlen-utf8", "vlen-bytes"):
+        return {"name": codec_id, "configuration": {}}
+    if codec_id == "vlen-array":
+        if "dtype" not in codec:
+            raise MetadataError(f"{where}: codec 'vlen-array' is missing its 'dtype'")
+        return {"name": "numcodecs.vlen-array", "configuration": {"dtype": codec["dtype"]}}
+    raise MetadataError(f"{where}: object codec {codec_id!r} is not supported")  # refused in L1 already
+
+
+def _v3_codec_json(where: str, config: dict[str, Any], typesize: int) -> dict[str, Any]:
+    """The V3 codec object for one V2 codec config (native where zarrpy has one)."""
+    codec_id = config["id"]
+    rest = {k: v for k, v in config.items() if k != "id"}
+    if codec_id == "gzip":
+        return {"name": "gzip", "configuration": {"level": _GZIP_DEFAULT_LEVEL, **rest}}
+    if codec_id == "zstd":
+        return {"name": "zstd", "configuration": {"level": _ZSTD_DEFAULT_LEVEL, "checksum": False, **rest}}
+    if codec_id == "crc32c":
+        return {"name": "crc32c"} if not rest else {"name": "crc32c", "configuration": rest}
+    if codec_id == "blosc":
+        conf = {**_BLOSC_DEFAULTS, **rest}
+        shuffle = conf.pop("shuffle")
+        conf_typesize = conf.pop("typesize", None)
+        if conf_typesize is not None:
+            typesize = conf_typesize
+        if shuffle == -1:  # AUTOSHUFFLE: numcodecs picks by the item size it is given
+            shuffle = 2 if typesize == 1 else 1
+        if shuffle not in _BLOSC_SHUFFLE:
+            raise MetadataError(f"{where}: codec 'blosc': 'shuffle' must be -1, 0, 1 or 2, got {shuffle!r}")
+        return {"name": "blosc", "configuration": {
+            "typesize": typesize, "cname": conf.pop("cname"), "clevel": conf.pop("clevel"),
+            "shuffle": _BLOSC_SHUFFLE[shuffle], "blocksize": conf.pop("blocksize"), **conf,
+        }}
+    return {"name": f"numcodecs.{codec_id}", "configuration": rest}
+
+
+def _build(where: str, v3: dict[str, Any]) -> Codec:
+    try:
+        return codec_from_json(v3)
+    except CodecError as exc:
+        raise MetadataError(f"{where}: {exc}") from exc
+
+
+def _filter_output_dtype(codec: ArrayToArrayCodec, current: np.dtype) -> np.dtype:
+    """The stored-order dtype a V2 filter hands to the next codec."""
+    from .codecs.numcodecs import NumcodecsArrayCodec
+
+    if not isinstance(codec, NumcodecsArrayCodec):
+        return current
+    if codec.codec_id == "packbits":
+        return np.dtype("u1")
+    _, encoded = codec.configured_dtypes()
+    return current if encoded is None else encoded
+
+
+def _endian(dtype: np.dtype) -> str | None:
+    if dtype.itemsize == 1 or dtype.kind in "SV" or dtype.byteorder == "|":
+        return None
+    if dtype.byteorder == "=":
+        return _NATIVE_ENDIAN
+    return "little" if dtype.byteorder == "<" else "big"
+
+
+def _bytes_serializer(dtype: np.dtype) -> dict[str, Any]:
+    endian = _endian(dtype)
+    return {"name": "bytes"} if endian is None else {"name": "bytes", "configuration": {"endian": endian}}
+
+
+# -- V3 -> V2 ------------------------------------------------------------------
+
+
+def v3_codecs_to_v2(
+    codecs: Sequence[Any], data_type: DataType, *, ndim: int, order: str | None = None
+) -> V2Codecs:
+    """The V2 ``dtype``, ``order``, ``filters`` and ``compressor`` for a V3 codec list.
+
+    ``codecs`` are V3 codec objects or JSON dicts. ``order`` None takes the
+    order from the chain (a leading ``transpose`` reversing all dimensions is
+    ``"F"``, none is ``"C"``); ``"C"``/``"F"`` given with a chain that has no
+    transpose sets it, as ``create_array(order=...)`` does. Filters and
+    compressor follow V2's rule "filters in order, then the compressor": the
+    last bytes-to-bytes codec is the compressor, everything between the
+    (implied or object) serializer and it is a filter.
+
+    Raises
+    ------
+    MetadataError
+        If the chain has no V2 form (another transpose, sharding, zarrs.vlen,
+        a codec without a V2 id, a string/bytes chain without a vlen codec).
+    """
+    from .codecs.blosc import BloscCodec
+    from .codecs.bytes import BytesCodec
+    from .codecs.crc32c import Crc32cCodec
+    from .codecs.gzip import GzipCodec
+    from .codecs.numcodecs import NumcodecsArrayCodec, NumcodecsArrayToBytesCodec, NumcodecsBytesCodec
+    from .codecs.transpose import TransposeCodec
+    from .codecs.vlen_array import VlenArrayCodec
+    from .codecs.vlen_v2 import InterleavedVlenCodec
+    from .codecs.zstd import ZstdCodec
+
+    objs: list[Codec] = []
+    for i, c in enumerate(codecs):
+        try:
+            objs.append(codec_from_json(c))
+        except CodecError as exc:
+            raise MetadataError(f"codecs[{i}]: {exc}") from exc
+    if order not in (None, "C", "F"):
+        raise MetadataError(f"order: expected 'C' or 'F', got {order!r}")
+    v2_order = "C"
+    start = 0
+    if objs and isinstance(objs[0], TransposeCodec):
+        if objs[0].order != tuple(range(ndim - 1, -1, -1)):
+            raise MetadataError(
+                f"codecs[0]: transpose {list(objs[0].order)} has no V2 form; only the full reversal "
+                f"{list(range(ndim - 1, -1, -1))} (order 'F') has"
+            )
+        if order == "C":
+            raise MetadataError("order: 'C' was given but the codecs start with a transpose to 'F' order")
+        v2_order, start = "F", 1
+    elif order is not None:
+        v2_order = order
+
+    items: list[dict[str, Any]] = []
+    dtype_text: str | None = None
+    filter_dtypes: list[tuple[np.dtype | None, np.dtype | None]] = []
+    endian: str | None = None
+    last_is_bytes_codec = False
+    for i, codec in enumerate(objs[start:], start):
+        where = f"codecs[{i}]"
+        last_is_bytes_codec = isinstance(codec, BytesToBytesCodec)
+        if isinstance(codec, NumcodecsArrayCodec):
+            items.append({"id": codec.codec_id, **codec.to_config()})
+            filter_dtypes.append(codec.configured_dtypes())
+        elif isinstance(codec, BytesCodec):
+            if data_type.is_variable:
+                raise MetadataError(f"{where}: 'bytes' cannot serialise data type {data_type.name!r}")
+            endian = codec.endian
+            dtype_text = _v2_numeric_dtype(data_type, filter_dtypes, endian)
+        elif isinstance(codec, (InterleavedVlenCodec, VlenArrayCodec)):
+            items.append(_v2_object_codec(where, codec, data_type))
+            dtype_text = "|O"
+        elif isinstance(codec, NumcodecsArrayToBytesCodec):
+            items.append({"id": codec.codec_id, **codec.to_config()})
+            dtype_text = _v2_numeric_dtype(data_type, filter_dtypes, "little")
+        elif isinstance(codec, GzipCodec):
+            items.append({"id": "gzip", "level": codec.level})
+        elif isinstance(codec, ZstdCodec):
+            items.append({"id": "zstd", "level": codec.level, **({"checksum": True} if codec.checksum else {})})
+        elif isinstance(codec, BloscCodec):
+            items.append({"id": "blosc", "cname": codec.cname, "clevel": codec.clevel,
+                          "shuffle": _BLOSC_CODE[codec.shuffle], "blocksize": codec.blocksize})
+        elif isinstance(codec, Crc32cCodec):
+            items.append({"id": "crc32c"})
+        elif isinstance(codec, NumcodecsBytesCodec):
+            items.append({"id": codec.codec_id, **codec.to_config()})
+        elif isinstance(codec, TransposeCodec):
+            raise MetadataError(f"{where}: a transpose after other codecs has no V2 form")
+        else:
+            raise MetadataError(f"{where}: codec {codec.name!r} has no V2 form")
+    if dtype_text is None:
+        raise MetadataError("codecs: no array-to-bytes codec")
+    compressor = items.pop() if last_is_bytes_codec else None
+    return V2Codecs(dtype_text, v2_order, tuple(items) or None, compressor)
+
+
+def _v2_numeric_dtype(
+    data_type: DataType, filters: list[tuple[np.dtype | None, np.dtype | None]], endian: str | None
+) -> str:
+    """The V2 dtype of a fixed-size type whose chunks reach ``bytes`` through ``filters``.
+
+    V2 filters see the chunk in the V2 dtype's byte order and ``bytes``
+    writes the last filter's output as it is, so the byte order must follow
+    from the filters' configured dtypes; a chain where it does not (``bytes``
+    big-endian after a filter that outputs little-endian) has no V2 form.
+    """
+    dt = data_type.numpy
+    if dt.itemsize == 1 or dt.kind == "V":
+        return dtype_to_json_v2(dt)
+    order = {"little": "<", "big": ">", None: "<"}[endian]
+    if filters and filters[0][0] is not None and _endian(filters[0][0]) is not None:
+        order = "<" if _endian(filters[0][0]) == "little" else ">"
+    # What V2 would hand to the compressor, filter by filter:
+    current = dt.newbyteorder(order)
+    for _, encoded in filters:
+        if encoded is not None:
+            current = encoded
+    if _endian(current) not in (None, endian) and endian is not None:
+        raise MetadataError(
+            f"codecs: 'bytes' writes {endian}-endian but the V2 filters hand it {_endian(current)}-endian "
+            "elements; this chain has no V2 form"
+        )
+    return dt.newbyteorder(order).str
+
+
+def _v2_object_codec(where: str, codec: Codec, data_type: DataType) -> dict[str, Any]:
+    from .codecs.vlen_array import VlenArrayCodec
+
+    if not data_type.is_variable:
+        raise MetadataError(f"{where}: {codec.name!r} needs a variable-length data type, got {data_type.name!r}")
+    if isinstance(codec, VlenArrayCodec):
+        return {"id": "vlen-array", "dtype": codec.to_config()["dtype"]}
+    if data_type.is_string:
+        if codec.name == "vlen-bytes":
+            raise MetadataError(f"{where}: 'vlen-bytes' cannot serialise strings")
+        return {"id": "vlen-utf8"}
+    if codec.name == "vlen-utf8":
+        raise MetadataError(f"{where}: 'vlen-utf8' cannot serialise bytes")
+    return {"id": "vlen-bytes"}
+
+
+def v3_to_v2(meta: ArrayMetadataV3, *, order: str | None = None) -> ArrayMetadataV2:
+    """The V2 metadata for a V3 array description (for ``create_array(zarr_format=2)``).
+
+    ``order`` as in :func:`v3_codecs_to_v2`. The chunk key encoding must be
+    ``v2`` (its separator becomes ``dimension_separator``). Members V2 cannot
+    hold raise; ``must_understand: false`` extensions are dropped.
+
+    Raises
+    ------
+    MetadataError
+        If the codecs have no V2 form, ``dimension_names`` is set (V2 has
+        none: xarray keeps them in the ``_ARRAY_DIMENSIONS`` attribute), or the
+        chunk key encoding is not ``v2``.
+    """
+    if meta.dimension_names is not None:
+        raise MetadataError(
+            "dimension_names: Zarr V2 has no dimension names (xarray stores them in the "
+            "'_ARRAY_DIMENSIONS' attribute)"
+        )
+    if meta.chunk_key_encoding.name != "v2":
+        raise MetadataError(
+            f"chunk_key_encoding: V2 arrays use the 'v2' encoding, got {meta.chunk_key_encoding.name!r}"
+        )
+    v2 = v3_codecs_to_v2(meta.codecs, meta.data_type, ndim=meta.ndim, order=order)
+    fill = meta.fill_value
+    object_codec = None
+    if v2.dtype == "|O":
+        object_codec = find_object_codec(v2.filters, v2.compressor)[1]["id"]  # type: ignore[index]
+        if object_codec == "vlen-array":
+            if fill not in (b"", None):
+                raise MetadataError("fill_value: a vlen-array array's fill value must be the empty element")
+            fill = None
+    elif meta.data_type.numpy.kind == "V":
+        fill = bytes(fill)
+    result = ArrayMetadataV2(
+        shape=meta.shape,
+        chunks=meta.chunk_shape,
+        dtype=v2.dtype,
+        compressor=v2.compressor,
+        fill_value=fill,
+        order=v2.order,
+        filters=v2.filters,
+        dimension_separator=meta.chunk_key_encoding.separator,
+        attributes=dict(meta.attributes),
+    )
+    _check_round_trip(meta, result)
+    return result
+
+
+def _check_round_trip(meta: ArrayMetadataV3, v2: ArrayMetadataV2) -> None:
+    """Guard: the V2 form must read back as codecs that give the same bytes."""
+    back = list(v2_to_v3(v2).codecs)
+    if v2.order == "F" and not (meta.codecs and meta.codecs[0].get("name") == "transpose"):
+        back = back[1:]  # the transpose that `order="F"` added
+    want = [codec_from_json(c).to_json() for c in meta.codecs]
+    got = [codec_from_json(c).to_json() for c in back]
+    if len(want) != len(got) or not all(_same(w, g) for w, g in zip(want, got)):
+        raise MetadataError(f"codecs: {want} have no exact V2 form (V2 would read them as {got})")
+
+
+def _same(want: dict[str, Any], got: dict[str, Any]) -> bool:
+    """Do two normalised V3 codec objects read and write the same bytes?
+
+    Allowed differences: ``zarrs.vlen_v2`` vs ``vlen-utf8``/``vlen-bytes``
+    (one layout); ``bytes`` without an endian (1-byte elements); blosc's
+    ``typesize`` (the frame records it, and V2 derives it) and numcodecs'
+    integer form of blosc vs the native one.
+    """
+    if want == got:
+        return True
+    wname, gname = want["name"], got["name"]
+    wconf, gconf = want.get("configuration") or {}, got.get("configuration") or {}
+    if wname == "zarrs.vlen_v2":
+        return gname in ("vlen-utf8", "vlen-bytes")
+    if wname == gname == "bytes":
+        return "endian" not in gconf
+    if wname in ("blosc", "numcodecs.blosc") and gname == "blosc":
+        shuffle = wconf.get("shuffle", 1)
+        if isinstance(shuffle, int) and not isinstance(shuffle, bool):
+            shuffle = _BLOSC_SHUFFLE.get(shuffle, gconf["shuffle"])  # -1: resolved by V2
+        return (
+            shuffle == gconf["shuffle"]
+            and all(wconf.get(k, _BLOSC_DEFAULTS[k]) == gconf[k] for k in ("cname", "clevel", "blocksize"))
+        )
+    return False
+
+
+__all__ = ["V2Codecs", "v2_data_type", "v2_to_v3", "v3_codecs_to_v2", "v3_to_v2"]
