@@ -88,3 +88,38 @@ def test_fixed_take_matches_numpy(shape):
     perm = np.random.default_rng(0).permutation(arr.size)
     out = ArrayBytes.from_array(arr).take(perm, (arr.size,))
     np.testing.assert_array_equal(out.array, arr.reshape(-1)[perm])
+
+
+@settings(max_examples=100, deadline=None)
+@given(st.lists(elements, max_size=5))
+def test_variable_concatenate_joins_elements(lists):
+    parts = [_variable(items) for items in lists]
+    if not parts:
+        with pytest.raises(CodecError):
+            ArrayBytes.concatenate(parts)
+        return
+    out = ArrayBytes.concatenate(parts)
+    flat = [x for items in lists for x in items]
+    assert out.shape == (len(flat),)
+    assert out.to_bytes_list() == flat
+    assert out.offsets[0] == 0 and out.offsets[-1] == len(out.data)
+
+
+def test_fixed_concatenate_and_mixed_forms():
+    a = ArrayBytes.from_array(np.arange(4, dtype="i2").reshape(2, 2))
+    b = ArrayBytes.from_array(np.array([9], dtype="i2"))
+    assert ArrayBytes.concatenate([a, b]).array.tolist() == [0, 1, 2, 3, 9]
+    with pytest.raises(CodecError):
+        ArrayBytes.concatenate([a, _variable([b"x"])])
+
+
+def test_strings_round_trip_with_non_ascii_and_nul():
+    arr = np.array([["", "ĉ"], ["a\x00", "日本"]], dtype=np.dtypes.StringDType())
+    ab = ArrayBytes.from_strings(arr)
+    assert ab.shape == (2, 2)
+    assert np.array_equal(ab.to_strings(), arr)
+
+
+def test_invalid_utf8_is_a_codec_error():
+    with pytest.raises(CodecError, match="UTF-8"):
+        ArrayBytes.variable([0, 1], b"\xff", (1,)).to_strings()

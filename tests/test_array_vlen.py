@@ -190,3 +190,36 @@ def test_corrupt_vlen_utf8_chunk_is_a_chunk_decode_error_naming_the_key(corrupt)
     store.set("c/0", bad)
     with pytest.raises(zarrpy.ChunkDecodeError, match="c/0"):
         a[:]
+
+
+def _vlen_start_chunk(index, data):
+    index_bytes = np.asarray(index, dtype="<u4").tobytes()
+    return len(index_bytes).to_bytes(8, "little") + index_bytes + data
+
+
+@pytest.mark.parametrize(
+    "corrupt",
+    ["offsets_past_end", "non_monotonic", "truncated_index", "index_size_too_large", "invalid_utf8"],
+)
+def test_corrupt_zarrs_vlen_chunks_through_the_array_name_the_key(corrupt):
+    store = MemoryStore()
+    serializer = {"name": "zarrs.vlen", "configuration": {
+        "data_codecs": [{"name": "bytes"}],
+        "index_codecs": [{"name": "bytes", "configuration": {"endian": "little"}}],
+        "index_data_type": "uint32", "index_location": "start"}}
+    a = zarrpy.create_array(store, shape=(3,), dtype=str, chunks=(3,), serializer=serializer, compressors=None)
+    a[:] = ["ab", "", "c"]
+    assert store.get("c/0") == _vlen_start_chunk([0, 2, 2, 3], b"abc")  # the notes' worked example
+    bad = {
+        "offsets_past_end": _vlen_start_chunk([0, 2, 2, 9], b"abc"),
+        "non_monotonic": _vlen_start_chunk([0, 2, 1, 3], b"abc"),
+        "truncated_index": _vlen_start_chunk([0, 2, 2, 3], b"abc")[:14],
+        "index_size_too_large": (10**9).to_bytes(8, "little") + _vlen_start_chunk([0, 2, 2, 3], b"abc")[8:],
+        "invalid_utf8": _vlen_start_chunk([0, 2, 2, 3], b"a\xffc"),
+    }[corrupt]
+    store.set("c/0", bad)
+    # a partial read checks what it reads: read the element the corruption touches
+    touched = {"offsets_past_end": 2, "invalid_utf8": 0}.get(corrupt, 1)
+    for read in (lambda: a[:], lambda: a[touched]):
+        with pytest.raises(zarrpy.ChunkDecodeError, match="c/0"):
+            read()

@@ -20,7 +20,7 @@ from .chunk_grid import RegularChunkGrid
 from .chunk_key_encoding import decode_chunk_key, encode_chunk_key
 from .codecs.abc import ChunkSpec
 from .codecs.chain import CodecChain
-from .concurrency import for_each_batch
+from .concurrency import for_each_batch, map_chunks
 from .errors import (
     CodecError,
     NodeNotFoundError,
@@ -248,6 +248,11 @@ class Array(Node):
             block = block[()]  # an object element, not a 0-d array stored as one
         out[proj.out_selection] = block
 
+    def _partial_decoder(self, key: str):
+        if self._sharding is not None:
+            return self._bound.partial_decoder(self._store.reader(key), map_fn=map_chunks)
+        return self._bound.partial_decoder(self._store.reader(key))
+
     def _fetch(self, keys: list[str]) -> list[bytes | None]:
         """Whole values of ``keys`` in one batched store call (none for no keys)."""
         return self._store.get_partial_values([(k, None) for k in keys]) if keys else []
@@ -262,7 +267,7 @@ class Array(Node):
 
     def _read_part_into(self, out: np.ndarray, proj: ChunkProjection) -> None:
         key = self.chunk_key(proj.chunk_coords)
-        decoder = self._bound.partial_decoder(self._store.reader(key))
+        decoder = self._partial_decoder(key)
         try:
             part = decoder.decode_selection(proj.chunk_dim_selection)
             if part is None:
@@ -333,7 +338,7 @@ class Array(Node):
             for outer in batch:
                 if self._can_read_partially:
                     key = self.chunk_key(outer)
-                    decoder = self._bound.partial_decoder(self._store.reader(key))
+                    decoder = self._partial_decoder(key)
                     members = groups[outer]
                     try:
                         if hasattr(decoder, "decode_selections"):  # one batched read per shard

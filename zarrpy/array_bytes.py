@@ -106,6 +106,27 @@ class ArrayBytes:
         """Bytes of element payload (excluding offsets)."""
         return self._array.nbytes if self._array is not None else len(self._data or b"")
 
+    @classmethod
+    def concatenate(cls, parts: list[ArrayBytes]) -> ArrayBytes:
+        """The elements of ``parts`` one after another, as a 1-D chunk.
+
+        All parts must have the same form (and dtype, when fixed).
+        """
+        if not parts:
+            raise CodecError("cannot concatenate no chunks")
+        if all(p.is_fixed for p in parts):
+            return cls.from_array(np.concatenate([p.array.reshape(-1) for p in parts]))
+        if any(p.is_fixed for p in parts):
+            raise CodecError("cannot concatenate fixed-size and variable-length chunks")
+        sizes = [p.size for p in parts]
+        offsets = np.zeros(sum(sizes) + 1, dtype=np.int64)
+        pos, base = 0, 0
+        for p, n in zip(parts, sizes):
+            offsets[pos + 1 : pos + n + 1] = p.offsets[1:] + base
+            pos += n
+            base += len(p.data)
+        return cls((pos,), offsets=offsets, data=b"".join(p.data for p in parts))
+
     def reshape(self, shape: Shape) -> ArrayBytes:
         """The same elements (C order) under a new shape of equal size."""
         if self._array is not None:

@@ -145,7 +145,7 @@ class BoundChain:
             data = b2b.decode(data, self._a2b_spec)
         return codec.decode_numpy(data, self._a2b_spec)
 
-    def partial_decoder(self, read):
+    def partial_decoder(self, read, **options):
         """A decoder of chosen elements that reads only what it needs, or None.
 
         Offered when the chain is just an array-to-bytes codec with a
@@ -156,7 +156,7 @@ class BoundChain:
         if self.chain.array_to_array or self.chain.bytes_to_bytes:
             return None
         make = getattr(self.chain.array_to_bytes, "partial_decoder", None)
-        return None if make is None else make(read, self._a2b_spec)
+        return None if make is None else make(read, self._a2b_spec, **options)
 
 
 def _check_shape(chunk: ArrayBytes, spec: ChunkSpec, codec: Codec) -> None:

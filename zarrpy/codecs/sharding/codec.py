@@ -186,14 +186,16 @@ class ShardingCodec(ArrayToBytesCodec):
 
     # -- partial reads and writes --------------------------------------
     def partial_decoder(
-        self, read: Any, spec: ChunkSpec, *, max_gap_nbytes: int = DEFAULT_MAX_GAP_NBYTES
+        self, read: Any, spec: ChunkSpec, *, max_gap_nbytes: int = DEFAULT_MAX_GAP_NBYTES, map_fn: Any = None
     ) -> ShardPartialDecoder:
         """A reader of selections of one stored shard; see :class:`~.partial.ShardPartialDecoder`.
 
         ``read`` is a :class:`~zarrpy.codecs.abc.ByteReader` of the shard. It
-        is not called until the first selection is decoded.
+        is not called until the first selection is decoded. ``map_fn(f, items)``
+        (default: a plain loop) runs the inner chunks' decoding; the array
+        layer passes its thread pool's map, so the codec itself owns no threads.
         """
-        return ShardPartialDecoder(self.layout(spec), read, max_gap_nbytes=max_gap_nbytes)
+        return ShardPartialDecoder(self.layout(spec), read, max_gap_nbytes=max_gap_nbytes, map_fn=map_fn)
 
     def update(
         self, old: bytes | None, selection: Selection, block: ArrayBytes, spec: ChunkSpec

@@ -38,9 +38,12 @@ class ShardPartialDecoder:
     while the index is first loaded.
     """
 
-    __slots__ = ("layout", "max_gap_nbytes", "_read", "_index", "_loaded")
+    __slots__ = ("layout", "max_gap_nbytes", "_read", "_index", "_loaded", "_map")
 
-    def __init__(self, layout: ShardLayout, read: Any, *, max_gap_nbytes: int = DEFAULT_MAX_GAP_NBYTES):
+    def __init__(
+        self, layout: ShardLayout, read: Any, *, max_gap_nbytes: int = DEFAULT_MAX_GAP_NBYTES, map_fn: Any = None
+    ):
+        self._map = map_fn or (lambda f, items: [f(x) for x in items])
         self.layout = layout
         self.max_gap_nbytes = max_gap_nbytes
         self._read = read
@@ -101,7 +104,7 @@ class ShardPartialDecoder:
             plans.append((indexer, [(layout.position(p.chunk_coords), p) for p in indexer]))
         needed = {pos for _, projections in plans for pos, _ in projections if index.get(pos) is not None}
         stored = self.read_inner(sorted(needed))
-        decoded = {pos: layout.decode_inner(pos, data) for pos, data in stored.items()}
+        decoded = dict(self._map(lambda item: (item[0], layout.decode_inner(*item)), list(stored.items())))
         return [self._assemble(indexer, projections, decoded) for indexer, projections in plans]
 
     def _assemble(self, indexer: OrthogonalIndexer, projections: list, decoded: dict[int, ArrayBytes]) -> ArrayBytes:
