@@ -43,9 +43,10 @@ is a MetadataError naming the field, caused by the codec layer's
 :class:`~zarrpy.errors.UnknownCodecError`.
 
 Round trips: ``v3_to_v2(v2_to_v3(m))`` gives back ``m`` except that a null
-fill value comes back as the default, blosc ``shuffle: -1`` as the resolved
-shuffle and codec configurations in their normalised form (e.g. zstd without
-``checksum: false``); ``v2_to_v3(v3_to_v2(m))`` gives back ``m`` for every
+fill value (and an object array's legacy ``0``) comes back as the default,
+blosc ``shuffle: -1`` as the resolved shuffle, an object codec given as the
+compressor as the first filter, and codec configurations in their normalised
+form (numcodecs' defaults filled in, zstd without ``checksum: false``); ``v2_to_v3(v3_to_v2(m))`` gives back ``m`` for every
 ``m`` that has a V2 form (blosc ``typesize`` aside, which V2 derives).
 """
 
@@ -126,7 +127,8 @@ def v2_to_v3(meta: ArrayMetadataV2) -> ArrayMetadataV3:
         has no V3 form or names an unknown or refused codec.
     """
     data_type = v2_data_type(meta)
-    fill = data_type.default_fill() if meta.fill_value is None else data_type.coerce_fill(meta.fill_value)
+    # coerce_fill also turns the default of r<bits> (a numpy void) into bytes, as V3 parsing gives
+    fill = data_type.coerce_fill(data_type.default_fill() if meta.fill_value is None else meta.fill_value)
     codecs: list[dict[str, Any]] = []
     if meta.order == "F":
         codecs.append({"name": "transpose", "configuration": {"order": list(range(meta.ndim - 1, -1, -1))}})
@@ -327,10 +329,12 @@ def v3_codecs_to_v2(
     dtype_text: str | None = None
     filter_dtypes: list[tuple[np.dtype | None, np.dtype | None]] = []
     endian: str | None = None
-    last_is_bytes_codec = False
+    last_is_compressor = False
     for i, codec in enumerate(objs[start:], start):
         where = f"codecs[{i}]"
-        last_is_bytes_codec = isinstance(codec, BytesToBytesCodec)
+        # V2's compressor is the last codec, if it takes arrays or bytes
+        # (object codecs stay filters, as zarr-python writes them)
+        last_is_compressor = isinstance(codec, (BytesToBytesCodec, NumcodecsArrayToBytesCodec))
         if isinstance(codec, NumcodecsArrayCodec):
             items.append({"id": codec.codec_id, **codec.to_config()})
             filter_dtypes.append(codec.configured_dtypes())
@@ -362,7 +366,7 @@ def v3_codecs_to_v2(
             raise MetadataError(f"{where}: codec {codec.name!r} has no V2 form")
     if dtype_text is None:
         raise MetadataError("codecs: no array-to-bytes codec")
-    compressor = items.pop() if last_is_bytes_codec else None
+    compressor = items.pop() if last_is_compressor else None
     return V2Codecs(dtype_text, v2_order, tuple(items) or None, compressor)
 
 

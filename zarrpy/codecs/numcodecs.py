@@ -265,13 +265,22 @@ class NumcodecsBytesCodec(_NumcodecsCodec, BytesToBytesCodec):
             or the output is larger than the chunk can hold.
         """
         impl = self._numcodec()
+        limit = max_decoded_nbytes(spec)
+        if self.codec_id == "blosc":
+            # The frame is the native codec's: check its header before c-blosc
+            # reads or allocates what it states.
+            from .blosc import _check_header
+
+            try:
+                _check_header(data, limit)
+            except ChunkDecodeError as exc:
+                raise ChunkDecodeError(str(exc).replace("codec 'blosc'", f"codec {self.name!r}")) from None
         try:
             out = _to_bytes(impl.decode(data))
         except MemoryError:
             raise
         except Exception as exc:
             raise ChunkDecodeError(f"codec {self.name!r}: corrupt data: {type(exc).__name__}: {exc}") from None
-        limit = max_decoded_nbytes(spec)
         if limit is not None and len(out) > limit:
             raise ChunkDecodeError(
                 f"codec {self.name!r}: data decodes to {len(out)} bytes, more than the chunk can hold ({limit})"
@@ -389,13 +398,22 @@ class NumcodecsArrayToBytesCodec(_NumcodecsCodec, ArrayToBytesCodec):
 
 
 def _fixed(out: np.ndarray, spec: ChunkSpec, name: str, error: type[CodecError]) -> ArrayBytes:
-    """``out`` as a native-order chunk of ``spec``, or ``error`` naming the codec."""
+    """``out`` as a native-order chunk of ``spec``, or ``error`` naming the codec.
+
+    Another byte order is converted. Another kind of the same item size is
+    reinterpreted, not converted: numcodecs hands on the bytes of its result
+    (``bitround`` returns its floats viewed as integers), and so does
+    zarr-python.
+    """
     native = spec.dtype.numpy
-    if out.size != spec.size or out.dtype.kind != native.kind or out.dtype.itemsize != native.itemsize:
+    if out.size != spec.size or out.dtype.itemsize != native.itemsize or out.dtype.hasobject:
         raise error(
             f"codec {name!r}: produced {out.size} elements of {out.dtype.str}, "
             f"expected {spec.size} of {native.str} (shape {spec.shape})"
         )
+    if out.dtype.kind != native.kind:
+        order = out.dtype.byteorder if out.dtype.byteorder in "<>" else "="
+        out = np.ascontiguousarray(out).view(native.newbyteorder(order))
     if out.dtype != native:
         out = out.astype(native)
     return ArrayBytes.from_array(np.ascontiguousarray(out).reshape(spec.shape))
