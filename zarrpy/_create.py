@@ -12,13 +12,14 @@ from typing import Any, Sequence
 
 import numpy as np
 
-from ._node import METADATA_KEY, join_key, write_metadata
+from ._node import METADATA_KEY, NODE_KEYS, join_key, write_metadata
 from .codecs.abc import ArrayToArrayCodec, ArrayToBytesCodec, BytesToBytesCodec, ChunkSpec, Codec
 from .codecs.chain import CodecChain
 from .codecs.registry import codec_from_json
 from .dtypes import DataType
 from .errors import CodecError, MetadataError, NodeExistsError
 from .metadata._parse import parse_json_document, parse_shape
+from .metadata.v2 import GroupMetadataV2
 from .metadata.v3 import ArrayMetadataV3, ChunkKeyEncodingSpec, GroupMetadataV3
 from .stores.abc import Store
 
@@ -169,29 +170,38 @@ def _parse_key_encoding(value: Any) -> ChunkKeyEncodingSpec:
 
 
 def node_exists(store: Store, path: str) -> bool:
-    return store.get(join_key(path, METADATA_KEY)) is not None
+    """Is there a V3 or V2 node at ``path``? (One batched request.)"""
+    values = store.get_partial_values([(join_key(path, k), None) for k in NODE_KEYS])
+    return any(v is not None for v in values)
 
 
-def prepare_node(store: Store, path: str, *, overwrite: bool) -> None:
+def _is_array(store: Store, path: str) -> bool:
+    v3, zarray = store.get_partial_values([(join_key(path, k), None) for k in (METADATA_KEY, ".zarray")])
+    if zarray is not None:
+        return True
+    return v3 is not None and parse_json_document(v3, join_key(path, METADATA_KEY)).get("node_type") == "array"
+
+
+def prepare_node(store: Store, path: str, *, overwrite: bool, zarr_format: int = 3) -> None:
     """Make room for a new node at ``path``.
 
     Checks everything before writing anything: an existing node is an error
     unless ``overwrite`` (then it is removed with all its keys), and no node
-    may be made inside an array. Missing parents become groups.
+    may be made inside an array. Missing parents become groups of
+    ``zarr_format``.
     """
     parts = path.split("/") if path else []
     missing = []
     for i in range(len(parts)):
         parent = "/".join(parts[:i])
-        key = join_key(parent, METADATA_KEY)
-        raw = store.get(key)
-        if raw is None:
+        if not node_exists(store, parent):
             missing.append(parent)
-        elif parse_json_document(raw, key).get("node_type") == "array":
+        elif _is_array(store, parent):
             raise NodeExistsError(f"cannot create a node at {path!r}: {parent or '/'!r} is an array")
     if node_exists(store, path):
         if not overwrite:
             raise NodeExistsError(f"a node already exists at path {path or '/'!r}; pass overwrite=True to replace it")
         store.delete_prefix(join_key(path, "") if path else "")
+    group = GroupMetadataV3() if zarr_format == 3 else GroupMetadataV2()
     for parent in missing:
-        write_metadata(store, parent, GroupMetadataV3())
+        write_metadata(store, parent, group)

@@ -6,10 +6,17 @@ from collections.abc import MutableMapping
 from typing import Any, Callable, Iterator
 
 from .errors import MetadataError, NodeNotFoundError, ReadOnlyError
+from .metadata.v2 import ArrayMetadataV2, GroupMetadataV2, parse_node_metadata_v2
 from .metadata.v3 import ArrayMetadataV3, GroupMetadataV3, parse_node_metadata
 from .stores.abc import Store
 
 METADATA_KEY = "zarr.json"
+V2_KEYS = (".zarray", ".zgroup", ".zattrs")
+NODE_KEYS = (METADATA_KEY, ".zarray", ".zgroup")
+"""Keys whose presence makes a path a node (V3 or V2)."""
+
+AnyMetadata = ArrayMetadataV3 | GroupMetadataV3 | ArrayMetadataV2 | GroupMetadataV2
+ARRAY_METADATA = (ArrayMetadataV3, ArrayMetadataV2)
 
 
 def normalize_path(path: str | None) -> str:
@@ -20,7 +27,7 @@ def normalize_path(path: str | None) -> str:
         raise TypeError(f"path must be a string, got {path!r}")
     parts = [p for p in path.strip("/").split("/") if p]
     for p in parts:
-        if p in (".", "..") or p.startswith("__") or p == METADATA_KEY:
+        if p in (".", "..") or p.startswith("__") or p in (METADATA_KEY, *V2_KEYS):
             raise MetadataError(f"invalid node name {p!r} in path {path!r}")
     return "/".join(parts)
 
@@ -29,19 +36,40 @@ def join_key(path: str, key: str) -> str:
     return f"{path}/{key}" if path else key
 
 
-def read_metadata(store: Store, path: str) -> ArrayMetadataV3 | GroupMetadataV3:
-    """Read and parse the node's ``zarr.json``; NodeNotFoundError if absent."""
-    key = join_key(path, METADATA_KEY)
-    raw = store.get(key)
-    if raw is None:
-        raise NodeNotFoundError(f"no array or group at path {path!r} (key {key!r} is missing)")
-    return parse_node_metadata(raw, key)
+def read_metadata(store: Store, path: str, zarr_format: int | None = None) -> AnyMetadata:
+    """The node at ``path``: V3 ``zarr.json`` first, then V2 ``.zarray`` /
+    ``.zgroup`` (+ ``.zattrs``), in one batched store request.
+
+    NodeNotFoundError if neither is there (in the format asked for).
+    """
+    found = read_metadata_many(store, [path], zarr_format)[0]
+    if found is None:
+        wanted = {None: "zarr.json, .zarray or .zgroup", 3: "zarr.json", 2: ".zarray or .zgroup"}[zarr_format]
+        raise NodeNotFoundError(f"no array or group at path {path!r} (no {wanted} there)")
+    return found
 
 
-def write_metadata(store: Store, path: str, metadata: ArrayMetadataV3 | GroupMetadataV3 | bytes) -> None:
-    """Write a node's ``zarr.json`` (a metadata object or its serialised bytes)."""
-    raw = metadata if isinstance(metadata, bytes) else metadata.to_bytes()
-    store.set(join_key(path, METADATA_KEY), raw)
+def read_metadata_many(store: Store, paths: list[str], zarr_format: int | None = None) -> list[AnyMetadata | None]:
+    """The nodes at ``paths`` (None where there is none), in one batched request."""
+    names = (METADATA_KEY, *V2_KEYS)
+    raw = store.get_partial_values([(join_key(p, k), None) for p in paths for k in names])
+    out: list[AnyMetadata | None] = []
+    for i, path in enumerate(paths):
+        v3, zarray, zgroup, zattrs = raw[4 * i : 4 * i + 4]
+        if v3 is not None and zarr_format in (None, 3):
+            out.append(parse_node_metadata(v3, join_key(path, METADATA_KEY)))
+        elif (zarray is not None or zgroup is not None) and zarr_format in (None, 2):
+            out.append(parse_node_metadata_v2(zarray, zgroup, zattrs, path))
+        else:
+            out.append(None)
+    return out
+
+
+def write_metadata(store: Store, path: str, metadata: AnyMetadata | dict[str, bytes]) -> None:
+    """Write a node's documents (a metadata object, or its ``to_documents()``)."""
+    documents = metadata if isinstance(metadata, dict) else metadata.to_documents()
+    for name, raw in documents.items():
+        store.set(join_key(path, name), raw)
 
 
 class Node:
@@ -86,7 +114,7 @@ class Node:
 
     @property
     def zarr_format(self) -> int:
-        return 3
+        return self._metadata.zarr_format
 
     @property
     def attrs(self) -> Attributes:

@@ -14,16 +14,23 @@ from typing import Any
 import numpy as np
 
 from ._create import build_array_metadata, node_exists, prepare_node
-from ._node import normalize_path, read_metadata, write_metadata
+from ._node import ARRAY_METADATA, normalize_path, read_metadata, write_metadata
 from ._values import coerce_value
 from .array import Array
 from .errors import NodeNotFoundError
 from .group import Group
+from .convert import v3_to_v2
+from .metadata.v2 import ArrayMetadataV2
 from .metadata.v3 import ArrayMetadataV3
 from .stores import store_from_url
 from .stores.abc import Store
 
 _MODES = ("r", "r+", "a", "w", "w-")
+
+
+def _check_format(zarr_format: int | None) -> None:
+    if zarr_format not in (None, 2, 3):
+        raise ValueError(f"zarr_format must be 2, 3 or None (detect), got {zarr_format!r}")
 
 
 def _check_mode(mode: str) -> None:
@@ -55,15 +62,17 @@ def create_array(
     overwrite: bool = False,
     write_empty_chunks: bool = False,
     data: Any = None,
+    order: str | None = None,
+    dimension_separator: str | None = None,
 ) -> Array:
     """Create a new array and return it (open for writing).
 
     ``shape`` and ``dtype`` may be left out when ``data`` is given; ``data``
     is then written. Codecs are codec objects or their V3 JSON dicts;
     ``compressors="auto"`` is zstd level 0, as in zarr-python.
+    ``zarr_format=2`` writes ``.zarray``/``.zattrs`` (``order`` "C" or "F",
+    ``dimension_separator`` "." or "/"), readable by zarr-python's V2 support.
     """
-    if zarr_format != 3:
-        raise ValueError(f"zarr_format={zarr_format!r}: only Zarr V3 can be written in this version")
     return _create_array_at(
         _store(store, storage_options),
         normalize_path(name),
@@ -71,12 +80,14 @@ def create_array(
         compressors=compressors, serializer=serializer, fill_value=fill_value,
         attributes=attributes, dimension_names=dimension_names,
         chunk_key_encoding=chunk_key_encoding, overwrite=overwrite,
-        write_empty_chunks=write_empty_chunks, data=data,
+        write_empty_chunks=write_empty_chunks, data=data, zarr_format=zarr_format,
+        order=order, dimension_separator=dimension_separator,
     )
 
 
 def _create_array_at(store: Store, path: str, *, overwrite: bool, write_empty_chunks: bool,
-                     data: Any = None, **kwargs: Any) -> Array:
+                     data: Any = None, zarr_format: int = 3, order: str | None = None,
+                     dimension_separator: str | None = None, **kwargs: Any) -> Array:
     if data is not None:
         if not isinstance(data, np.ndarray):
             data = np.array(data, dtype=object) if _holds_bytes(data) else np.asarray(data)
@@ -86,16 +97,36 @@ def _create_array_at(store: Store, path: str, *, overwrite: bool, write_empty_ch
             kwargs["dtype"] = _infer_dtype(data)
     if kwargs.get("shape") is None or kwargs.get("dtype") is None:
         raise TypeError("create_array needs shape= and dtype= (or data=)")
-    metadata = build_array_metadata(**kwargs)
-    raw = metadata.to_bytes()  # fails on bad attributes before anything is touched
+    stored = _build_stored_metadata(zarr_format, order, dimension_separator, kwargs)
+    documents = stored.to_documents()  # fails on bad attributes before anything is touched
+    array = Array(store, path, stored, write_empty_chunks=write_empty_chunks)  # validates the chain
     if data is not None:
-        data = coerce_value(data, metadata.data_type, metadata.shape)
-    prepare_node(store, path, overwrite=overwrite)
-    write_metadata(store, path, raw)
-    array = Array(store, path, metadata, write_empty_chunks=write_empty_chunks)
+        data = coerce_value(data, array._v3.data_type, array.shape)
+    prepare_node(store, path, overwrite=overwrite, zarr_format=zarr_format)
+    write_metadata(store, path, documents)
     if data is not None:
         array[...] = data
     return array
+
+
+def _build_stored_metadata(zarr_format: int, order: str | None, dimension_separator: str | None,
+                           kwargs: dict[str, Any]) -> ArrayMetadataV3 | ArrayMetadataV2:
+    """The metadata document a new array is stored with (V3, or V2)."""
+    if zarr_format == 3:
+        if order not in (None, "C") or dimension_separator is not None:
+            raise ValueError("order= and dimension_separator= are Zarr V2 options; "
+                             "for V3 use filters=[transpose] and chunk_key_encoding=")
+        return build_array_metadata(**kwargs)
+    if zarr_format != 2:
+        raise ValueError(f"zarr_format must be 2 or 3, got {zarr_format!r}")
+    if kwargs.get("shards") is not None or kwargs.get("dimension_names") is not None:
+        raise ValueError("shards= and dimension_names= have no Zarr V2 form")
+    if kwargs.get("chunk_key_encoding") is not None:
+        raise ValueError("use dimension_separator= for Zarr V2 arrays")
+    if dimension_separator not in (None, ".", "/"):
+        raise ValueError(f"dimension_separator must be '.' or '/', got {dimension_separator!r}")
+    kwargs["chunk_key_encoding"] = {"name": "v2", "configuration": {"separator": dimension_separator or "."}}
+    return v3_to_v2(build_array_metadata(**kwargs), order=order)
 
 
 def _holds_bytes(data: Any) -> bool:
@@ -128,15 +159,15 @@ def open_array(
     """Open an existing array (modes ``r``, ``r+``, ``a``), or create one
     (``w``, ``w-``, or ``a`` when missing) from ``create_kwargs``."""
     _check_mode(mode)
-    if zarr_format not in (None, 3):
-        raise ValueError(f"zarr_format={zarr_format!r}: only Zarr V3 is supported in this version")
+    _check_format(zarr_format)
     s = _store(store, storage_options, mode)
     p = normalize_path(path)
     if mode in ("w", "w-") or (mode == "a" and create_kwargs and not node_exists(s, p)):
-        return _create_array_at(s, p, overwrite=(mode == "w"), write_empty_chunks=write_empty_chunks, **create_kwargs)
+        return _create_array_at(s, p, overwrite=(mode == "w"), write_empty_chunks=write_empty_chunks,
+                                zarr_format=zarr_format or 3, **create_kwargs)
     if create_kwargs:
         raise TypeError(f"unexpected arguments for opening an existing array: {sorted(create_kwargs)}")
-    return Array.open(s, p, read_only=(mode == "r"), write_empty_chunks=write_empty_chunks)
+    return Array.open(s, p, read_only=(mode == "r"), write_empty_chunks=write_empty_chunks, zarr_format=zarr_format)
 
 
 def open_group(
@@ -148,24 +179,25 @@ def open_group(
     storage_options: dict[str, Any] | None = None,
     attributes: dict[str, Any] | None = None,
 ) -> Group:
-    """Open a group, creating it when ``mode`` allows (``a``, ``w``, ``w-``)."""
+    """Open a group, creating it when ``mode`` allows (``a``, ``w``, ``w-``;
+    a new group is V3 unless ``zarr_format=2``)."""
     _check_mode(mode)
-    if zarr_format not in (None, 3):
-        raise ValueError(f"zarr_format={zarr_format!r}: only Zarr V3 is supported in this version")
+    _check_format(zarr_format)
     s = _store(store if store is not None else {}, storage_options, mode)
     p = normalize_path(path)
     if mode in ("w", "w-"):
-        return Group.create(s, p, attributes=attributes, overwrite=(mode == "w"))
+        return Group.create(s, p, attributes=attributes, overwrite=(mode == "w"), zarr_format=zarr_format or 3)
     if mode == "a" and not node_exists(s, p):
-        return Group.create(s, p, attributes=attributes)
-    return Group.open(s, p, read_only=(mode == "r"))
+        return Group.create(s, p, attributes=attributes, zarr_format=zarr_format or 3)
+    return Group.open(s, p, read_only=(mode == "r"), zarr_format=zarr_format)
 
 
 def create_group(store: Any, *, path: str | None = None, attributes: dict[str, Any] | None = None,
-                 overwrite: bool = False, storage_options: dict[str, Any] | None = None) -> Group:
+                 overwrite: bool = False, storage_options: dict[str, Any] | None = None,
+                 zarr_format: int = 3) -> Group:
     """Create a new group (``overwrite=True`` replaces an existing node)."""
     return Group.create(_store(store, storage_options), normalize_path(path), attributes=attributes,
-                        overwrite=overwrite)
+                        overwrite=overwrite, zarr_format=zarr_format)
 
 
 def open(
@@ -180,21 +212,20 @@ def open(
     """Open whatever node is at ``path`` (array or group). When nothing is
     there and ``mode`` allows, create an array if ``shape`` is given, else a group."""
     _check_mode(mode)
+    _check_format(zarr_format)
     s = _store(store if store is not None else {}, storage_options, mode)
     p = normalize_path(path)
     try:
-        metadata = read_metadata(s, p)
+        metadata = read_metadata(s, p, zarr_format)
     except NodeNotFoundError:
         if mode in ("r", "r+"):
             raise
+        metadata = None
+    if metadata is None or mode in ("w", "w-"):
         if "shape" in kwargs:
-            return open_array(s, mode=mode, path=p, **kwargs)
-        return open_group(s, mode=mode, path=p, **kwargs)
-    if mode in ("w", "w-"):
-        if "shape" in kwargs:
-            return open_array(s, mode=mode, path=p, **kwargs)
-        return open_group(s, mode=mode, path=p, **kwargs)
-    if isinstance(metadata, ArrayMetadataV3):
+            return open_array(s, mode=mode, path=p, zarr_format=zarr_format, **kwargs)
+        return open_group(s, mode=mode, path=p, zarr_format=zarr_format, **kwargs)
+    if isinstance(metadata, ARRAY_METADATA):
         return Array(s, p, metadata, read_only=(mode == "r"))
     return Group(s, p, metadata, read_only=(mode == "r"))
 

@@ -14,7 +14,9 @@ from typing import Any, Iterable, Mapping, Sequence
 
 import numpy as np
 
-from ._node import Node, join_key, read_metadata
+from ._node import ARRAY_METADATA, Node, join_key, read_metadata
+from .convert import v2_to_v3
+from .metadata.v2 import ArrayMetadataV2
 from ._typing import ChunkCoords, Shape
 from .chunk_grid import RegularChunkGrid
 from .chunk_key_encoding import decode_chunk_key, encode_chunk_key
@@ -56,8 +58,11 @@ class Array(Node):
 
     _kind = "array"
 
-    def _apply_metadata(self, metadata: ArrayMetadataV3) -> None:
-        self._metadata = metadata
+    def _apply_metadata(self, stored: ArrayMetadataV3 | ArrayMetadataV2) -> None:
+        # The stored document (V3 or V2) is kept for writing back; the
+        # pipeline always runs on one V3 description of the same bytes.
+        self._metadata = stored
+        self._v3 = metadata = stored if isinstance(stored, ArrayMetadataV3) else v2_to_v3(stored)
         self._chain = CodecChain.from_json(metadata.codecs)
         self._grid = RegularChunkGrid(metadata.shape, metadata.chunk_shape)
         self._fill = fill_scalar(metadata)
@@ -80,15 +85,15 @@ class Array(Node):
 
     @classmethod
     def open(cls, store: Store, path: str = "", *, read_only: bool = False, **kwargs: Any) -> Array:
-        metadata = read_metadata(store, path)
-        if not isinstance(metadata, ArrayMetadataV3):
+        metadata = read_metadata(store, path, kwargs.pop("zarr_format", None))
+        if not isinstance(metadata, ARRAY_METADATA):
             raise NodeNotFoundError(f"path {path!r} holds a group, not an array")
         return cls(store, path, metadata, read_only=read_only, **kwargs)
 
     # -- description ---------------------------------------------------
     @property
     def shape(self) -> Shape:
-        return self._metadata.shape
+        return self._v3.shape
 
     @property
     def chunks(self) -> Shape:
@@ -98,7 +103,7 @@ class Array(Node):
     @property
     def shards(self) -> Shape | None:
         """Shape of a shard, or None when the array is not sharded."""
-        return self._metadata.chunk_shape if self._sharding is not None else None
+        return self._v3.chunk_shape if self._sharding is not None else None
 
     @property
     def ndim(self) -> int:
@@ -110,11 +115,11 @@ class Array(Node):
 
     @property
     def dtype(self) -> np.dtype:
-        return self._metadata.data_type.numpy
+        return self._v3.data_type.numpy
 
     @property
     def fill_value(self) -> Any:
-        return self._metadata.fill_value
+        return self._v3.fill_value
 
     @property
     def nbytes(self) -> int:
@@ -140,7 +145,7 @@ class Array(Node):
 
     @property
     def dimension_names(self) -> tuple[str | None, ...] | None:
-        return self._metadata.dimension_names
+        return self._v3.dimension_names
 
     @property
     def cdata_shape(self) -> Shape:
@@ -153,12 +158,12 @@ class Array(Node):
 
     def chunk_key(self, coords: ChunkCoords) -> str:
         """The store key of the chunk at grid ``coords``."""
-        return join_key(self._path, encode_chunk_key(self._metadata.chunk_key_encoding, coords))
+        return join_key(self._path, encode_chunk_key(self._v3.chunk_key_encoding, coords))
 
     def stored_chunk_keys(self) -> list[str]:
         """Keys of the chunks actually present in the store."""
         prefix = join_key(self._path, "")
-        enc = self._metadata.chunk_key_encoding
+        enc = self._v3.chunk_key_encoding
         out = []
         for key in self._store.list_prefix(prefix):
             rel = key[len(prefix):]
@@ -183,7 +188,8 @@ class Array(Node):
         return f"<zarrpy.Array {self.name} shape={self.shape} dtype={self.dtype}>"
 
     @property
-    def metadata(self) -> ArrayMetadataV3:
+    def metadata(self) -> ArrayMetadataV3 | ArrayMetadataV2:
+        """The stored metadata document (V3, or V2 for a V2 array)."""
         return self._metadata
 
     def __len__(self) -> int:
@@ -273,7 +279,7 @@ class Array(Node):
             if part is None:
                 out[proj.out_selection] = self._fill
                 return
-            block = to_numpy(part, self._metadata.data_type).reshape(proj.out_block_shape)
+            block = to_numpy(part, self._v3.data_type).reshape(proj.out_block_shape)
         except CodecError as exc:
             raise at_key(exc, key) from exc
         out[proj.out_selection] = block[()] if block.ndim == 0 else block
@@ -282,7 +288,7 @@ class Array(Node):
         try:
             if self._numpy_path:
                 return self._bound.decode_numpy(data)
-            return to_numpy(self._bound.decode(data), self._metadata.data_type)
+            return to_numpy(self._bound.decode(data), self._v3.data_type)
         except CodecError as exc:
             raise at_key(exc, self.chunk_key(coords)) from exc
 
@@ -348,7 +354,7 @@ class Array(Node):
                         for (i, _, sel), part in zip(members, parts):
                             shape = tuple(s.stop - s.start for s in sel)
                             results[i] = (np.full(shape, self._fill, dtype=self.dtype) if part is None
-                                          else to_numpy(part, self._metadata.data_type).reshape(shape))
+                                          else to_numpy(part, self._v3.data_type).reshape(shape))
                     except CodecError as exc:
                         raise at_key(exc, key) from exc
 
@@ -371,7 +377,7 @@ class Array(Node):
             region = tuple(
                 slice(c * cs, min((c + 1) * cs, s)) for c, cs, s in zip(coords, self.chunks, self.shape)
             )
-            values.append(coerce_value(data, self._metadata.data_type, tuple(r.stop - r.start for r in region)))
+            values.append(coerce_value(data, self._v3.data_type, tuple(r.stop - r.start for r in region)))
         projections = []
         for outer, members in groups.items():
             for i, _, sel in members:
@@ -399,7 +405,7 @@ class Array(Node):
 
     def _write(self, indexer: OrthogonalIndexer, value: Any) -> None:
         self._check_writable()
-        value = coerce_value(value, self._metadata.data_type, indexer.shape)
+        value = coerce_value(value, self._v3.data_type, indexer.shape)
         self._write_projections(
             [(p, value[(*p.out_selection, Ellipsis)].reshape(p.chunk_block_shape)) for p in indexer]
         )
@@ -451,7 +457,7 @@ class Array(Node):
         (later blocks win), encoded; None when it holds only the fill value.
         ``covered``: the blocks cover the chunk whole, so ``old`` is not needed."""
         coords = group[0][0].chunk_coords
-        data_type = self._metadata.data_type
+        data_type = self._v3.data_type
         if covered:
             old = None
         if self._sharding is not None:
@@ -476,7 +482,7 @@ class Array(Node):
     def _encode_chunk(self, chunk: np.ndarray) -> bytes:
         if self._numpy_path:
             return self._bound.encode_numpy(chunk)
-        return self._bound.encode(from_numpy(chunk, self._metadata.data_type))
+        return self._bound.encode(from_numpy(chunk, self._v3.data_type))
 
     @property
     def _lock_token(self) -> Any:
@@ -525,7 +531,7 @@ class Array(Node):
         """Grow along ``axis`` and write ``data`` into the new part."""
         data = np.asarray(data)
         if data.dtype != self.dtype:
-            data = coerce_value(data, self._metadata.data_type, data.shape)
+            data = coerce_value(data, self._v3.data_type, data.shape)
         if data.ndim != self.ndim:
             raise SelectionError(f"data has {data.ndim} dimensions, array has {self.ndim}")
         axis = axis % self.ndim
@@ -541,7 +547,7 @@ class Array(Node):
 
     def _stored_coords(self) -> list[ChunkCoords]:
         prefix = join_key(self._path, "")
-        enc = self._metadata.chunk_key_encoding
+        enc = self._v3.chunk_key_encoding
         out = []
         for key in self._store.list_prefix(prefix):
             coords = decode_chunk_key(enc, key[len(prefix):], self.ndim)
@@ -575,10 +581,10 @@ class ArrayInfo:
             "name": a.name,
             "type": "Array",
             "zarr_format": a.zarr_format,
-            "data_type": a.metadata.data_type.name,
+            "data_type": a._v3.data_type.name,
             "shape": a.shape,
             "chunk_shape": a.chunks,
-            "fill_value": a.metadata.data_type.fill_to_json(a.fill_value),
+            "fill_value": a._v3.data_type.fill_to_json(a.fill_value),
             "codecs": [c.to_json() for c in a.codecs],
             "read_only": a.read_only,
             "store": type(a.store).__name__,

@@ -5,10 +5,23 @@ from __future__ import annotations
 from typing import Any, Iterator
 
 from ._create import node_exists, prepare_node
-from ._node import METADATA_KEY, Node, join_key, normalize_path, read_metadata, write_metadata
+from ._node import (
+    ARRAY_METADATA,
+    METADATA_KEY,
+    V2_KEYS,
+    Node,
+    join_key,
+    normalize_path,
+    read_metadata,
+    read_metadata_many,
+    write_metadata,
+)
 from .array import Array
 from .errors import NodeExistsError, NodeNotFoundError
-from .metadata.v3 import ArrayMetadataV3, GroupMetadataV3, parse_node_metadata
+from .metadata.v2 import GroupMetadataV2
+from .metadata.v3 import GroupMetadataV3
+
+_NOT_CHILDREN = {METADATA_KEY, *V2_KEYS, ".zmetadata"}
 from .stores.abc import Store
 
 
@@ -18,24 +31,28 @@ class Group(Node):
     _kind = "group"
 
     @classmethod
-    def open(cls, store: Store, path: str = "", *, read_only: bool = False) -> Group:
-        metadata = read_metadata(store, path)
-        if not isinstance(metadata, GroupMetadataV3):
+    def open(cls, store: Store, path: str = "", *, read_only: bool = False, zarr_format: int | None = None) -> Group:
+        metadata = read_metadata(store, path, zarr_format)
+        if isinstance(metadata, ARRAY_METADATA):
             raise NodeNotFoundError(f"path {path!r} holds an array, not a group")
         return cls(store, path, metadata, read_only=read_only)
 
     @classmethod
     def create(
-        cls, store: Store, path: str = "", *, attributes: dict[str, Any] | None = None, overwrite: bool = False
+        cls, store: Store, path: str = "", *, attributes: dict[str, Any] | None = None, overwrite: bool = False,
+        zarr_format: int = 3,
     ) -> Group:
-        metadata = GroupMetadataV3(attributes=dict(attributes or {}))
-        raw = metadata.to_bytes()  # fails on bad attributes before anything is touched
-        prepare_node(store, path, overwrite=overwrite)
-        write_metadata(store, path, raw)
+        if zarr_format not in (2, 3):
+            raise ValueError(f"zarr_format must be 2 or 3, got {zarr_format!r}")
+        group_cls = GroupMetadataV3 if zarr_format == 3 else GroupMetadataV2
+        metadata = group_cls(attributes=dict(attributes or {}))
+        documents = metadata.to_documents()  # fails on bad attributes before anything is touched
+        prepare_node(store, path, overwrite=overwrite, zarr_format=zarr_format)
+        write_metadata(store, path, documents)
         return cls(store, path, metadata)
 
     @property
-    def metadata(self) -> GroupMetadataV3:
+    def metadata(self) -> GroupMetadataV3 | GroupMetadataV2:
         return self._metadata
 
     def __reduce__(self):
@@ -61,8 +78,8 @@ class Group(Node):
             raise KeyError(name) from None
         return self._node(path, metadata)
 
-    def _node(self, path: str, metadata: ArrayMetadataV3 | GroupMetadataV3) -> Array | Group:
-        if isinstance(metadata, ArrayMetadataV3):
+    def _node(self, path: str, metadata: Any) -> Array | Group:
+        if isinstance(metadata, ARRAY_METADATA):
             return Array(self._store, path, metadata, read_only=self._read_only)
         return Group(self._store, path, metadata, read_only=self._read_only)
 
@@ -90,13 +107,12 @@ class Group(Node):
 
     def _collect(self, path: str, rel: str, depth: int, max_depth: int | None, found: list) -> None:
         prefix = join_key(path, "") if path else ""
-        names = [n for n in self._store.list_dir(prefix) if n != METADATA_KEY]
-        keys = [join_key(join_key(path, n), METADATA_KEY) for n in names]
-        docs = self._store.get_partial_values([(k, None) for k in keys])
-        for name, key, raw in zip(names, keys, docs):
-            if raw is None:
+        names = [n for n in self._store.list_dir(prefix) if n not in _NOT_CHILDREN]
+        metadata = read_metadata_many(self._store, [join_key(path, n) for n in names])
+        for name, meta in zip(names, metadata):
+            if meta is None:
                 continue
-            node = self._node(join_key(path, name), parse_node_metadata(raw, key))
+            node = self._node(join_key(path, name), meta)
             rel_name = join_key(rel, name)
             found.append((rel_name, node))
             if isinstance(node, Group) and (max_depth is None or depth < max_depth):
@@ -116,7 +132,8 @@ class Group(Node):
 
     def create_group(self, name: str, *, attributes: dict[str, Any] | None = None, overwrite: bool = False) -> Group:
         self._check_writable()
-        return Group.create(self._store, self._child_path(name), attributes=attributes, overwrite=overwrite)
+        return Group.create(self._store, self._child_path(name), attributes=attributes, overwrite=overwrite,
+                            zarr_format=self.zarr_format)
 
     def require_group(self, name: str, **kwargs: Any) -> Group:
         """Open the child group ``name``, creating it if it does not exist."""
@@ -134,6 +151,7 @@ class Group(Node):
         self._check_writable()
         from .api import _create_array_at
 
+        kwargs.setdefault("zarr_format", self.zarr_format)
         return _create_array_at(self._store, self._child_path(name), overwrite=overwrite,
                                 write_empty_chunks=write_empty_chunks, data=data, **kwargs)
 

@@ -197,6 +197,10 @@ class ArrayMetadataV3:
     def to_bytes(self) -> bytes:
         return dump_json_document(self.to_json())
 
+    def to_documents(self) -> dict[str, bytes]:
+        """The node's stored documents: ``{"zarr.json": …}``."""
+        return {"zarr.json": self.to_bytes()}
+
     def __eq__(self, other: object) -> bool:
         # Compare the JSON form: a NaN fill value must equal itself.
         return isinstance(other, ArrayMetadataV3) and self.to_json() == other.to_json()
@@ -234,6 +238,10 @@ class GroupMetadataV3:
 
     def to_bytes(self) -> bytes:
         return dump_json_document(self.to_json())
+
+    def to_documents(self) -> dict[str, bytes]:
+        """The node's stored documents: ``{"zarr.json": …}``."""
+        return {"zarr.json": self.to_bytes()}
 
     def evolve(self, **changes: Any) -> GroupMetadataV3:
         return replace(self, **changes)
