@@ -30,6 +30,7 @@ from .errors import (
     at_key,
 )
 from .indexing import ChunkProjection, OrthogonalIndexer
+from .ragged import RaggedArray
 from ._locks import locked
 from ._values import all_equal, coerce_value, fill_scalar, from_numpy, to_numpy
 from .metadata.v3 import ArrayMetadataV3
@@ -82,6 +83,12 @@ class Array(Node):
         else:
             self._inner_chunks = metadata.chunk_shape
             self._inner_chain = self._chain
+        # Ragged numeric elements (numcodecs vlen-array): RaggedArray at the edge.
+        serializer = self._inner_chain.array_to_bytes
+        self._ragged = (
+            np.dtype(serializer.to_config()["dtype"]).newbyteorder("=")
+            if serializer.name == "numcodecs.vlen-array" else None
+        )
 
     @classmethod
     def open(cls, store: Store, path: str = "", *, read_only: bool = False, **kwargs: Any) -> Array:
@@ -242,11 +249,17 @@ class Array(Node):
                     self._read_part_into(out, proj)
 
         for_each_batch(read_batch, indexer)
-        return out[()] if indexer.is_scalar else out
+        if indexer.is_scalar:
+            return out[()]
+        return RaggedArray.from_list(list(out.reshape(-1)), self._ragged, shape=out.shape) if self._ragged else out
+
+    def _fill_block(self, shape: Shape) -> Any:
+        """What to assign where a missing chunk is read."""
+        return self._fill if self._ragged is None else _empty_elements(shape, self._ragged)
 
     def _read_into(self, out: np.ndarray, proj: ChunkProjection, data: bytes | None) -> None:
         if data is None:
-            out[proj.out_selection] = self._fill
+            out[proj.out_selection] = self._fill_block(proj.out_block_shape)
             return
         chunk = self._decode_chunk(proj.chunk_coords, data)
         block = chunk[proj.chunk_selection].reshape(proj.out_block_shape)
@@ -277,7 +290,7 @@ class Array(Node):
         try:
             part = decoder.decode_selection(proj.chunk_dim_selection)
             if part is None:
-                out[proj.out_selection] = self._fill
+                out[proj.out_selection] = self._fill_block(proj.out_block_shape)
                 return
             block = to_numpy(part, self._v3.data_type).reshape(proj.out_block_shape)
         except CodecError as exc:
@@ -288,6 +301,8 @@ class Array(Node):
         try:
             if self._numpy_path:
                 return self._bound.decode_numpy(data)
+            if self._ragged is not None:
+                return RaggedArray.from_array_bytes(self._bound.decode(data), self._ragged).to_object_array()
             return to_numpy(self._bound.decode(data), self._v3.data_type)
         except CodecError as exc:
             raise at_key(exc, self.chunk_key(coords)) from exc
@@ -391,6 +406,8 @@ class Array(Node):
         return all(s.start == 0 and s.stop == r.stop - r.start for s, r in zip(sel, region))
 
     def _fill_chunk(self) -> np.ndarray:
+        if self._ragged is not None:
+            return _empty_elements(self._grid.chunk_shape, self._ragged)
         return np.full(self._grid.chunk_shape, self._fill, dtype=self.dtype)
 
     # -- writing -------------------------------------------------------
@@ -405,7 +422,10 @@ class Array(Node):
 
     def _write(self, indexer: OrthogonalIndexer, value: Any) -> None:
         self._check_writable()
-        value = coerce_value(value, self._v3.data_type, indexer.shape)
+        if self._ragged is not None:
+            value = _coerce_ragged(value, self._ragged, indexer.shape)
+        else:
+            value = coerce_value(value, self._v3.data_type, indexer.shape)
         self._write_projections(
             [(p, value[(*p.out_selection, Ellipsis)].reshape(p.chunk_block_shape)) for p in indexer]
         )
@@ -475,13 +495,21 @@ class Array(Node):
             chunk = self._fill_chunk() if old is None else self._decode_chunk(coords, old).copy()
             for proj, block in group:
                 chunk[proj.chunk_selection] = block
-        if not self.write_empty_chunks and all_equal(chunk, self._fill):
+        if not self.write_empty_chunks and self._is_fill(chunk):
             return None
         return self._encode_chunk(chunk)
+
+    def _is_fill(self, chunk: np.ndarray) -> bool:
+        if self._ragged is not None:
+            return all(len(element) == 0 for element in chunk.reshape(-1))
+        return all_equal(chunk, self._fill)
 
     def _encode_chunk(self, chunk: np.ndarray) -> bytes:
         if self._numpy_path:
             return self._bound.encode_numpy(chunk)
+        if self._ragged is not None:
+            ragged = RaggedArray.from_list(list(chunk.reshape(-1)), self._ragged, shape=chunk.shape)
+            return self._bound.encode(ragged.to_array_bytes())
         return self._bound.encode(from_numpy(chunk, self._v3.data_type))
 
     @property
@@ -518,7 +546,7 @@ class Array(Node):
             fresh = self._fill_chunk()
             fresh[keep] = chunk[keep]
             key = self.chunk_key(coords)
-            if not self.write_empty_chunks and all_equal(fresh, self._fill):
+            if not self.write_empty_chunks and self._is_fill(fresh):
                 self._store.delete(key)
             else:
                 self._store.set(key, self._encode_chunk(fresh))
@@ -597,6 +625,38 @@ class ArrayInfo:
         d = self.as_dict()
         width = max(len(k) for k in d)
         return "\n".join(f"{k.ljust(width)} : {v}" for k, v in d.items())
+
+
+def _empty_elements(shape: Shape, dtype: np.dtype) -> np.ndarray:
+    """An object array of empty 1-D arrays: the fill of a ragged array."""
+    out = np.empty(shape, dtype=object)
+    flat = out.reshape(-1)
+    for i in range(flat.size):
+        flat[i] = np.empty(0, dtype=dtype)
+    return out
+
+
+def _coerce_ragged(value: Any, dtype: np.dtype, shape: Shape) -> np.ndarray:
+    """An object array of 1-D ``dtype`` arrays broadcast to ``shape``."""
+    if isinstance(value, RaggedArray):
+        arr = value.astype(dtype).to_object_array()
+    elif isinstance(value, np.ndarray) and value.dtype != object:
+        arr = np.empty((), dtype=object)  # a single element
+        arr[()] = value.astype(dtype).reshape(-1)
+    else:
+        items = list(value) if not isinstance(value, np.ndarray) else list(value.reshape(-1))
+        arr = np.empty(len(items), dtype=object)
+        for i, item in enumerate(items):
+            element = np.asarray(item)
+            if element.ndim != 1 or element.dtype.kind not in "biuf":
+                raise TypeError(f"element at position {i} of a ragged array must be a 1-D numeric array")
+            arr[i] = element.astype(dtype)
+        if isinstance(value, np.ndarray):
+            arr = arr.reshape(value.shape)
+    try:
+        return np.broadcast_to(arr, shape)
+    except ValueError:
+        raise SelectionError(f"value of shape {arr.shape} cannot be broadcast to the selection shape {shape}") from None
 
 
 def _reopen(store: Store, path: str, read_only: bool, write_empty_chunks: bool) -> Array:
