@@ -64,7 +64,7 @@ class ShardingCodec(ArrayToBytesCodec):
     """
 
     name = NAME
-    __slots__ = ("chunk_shape", "codecs", "index_codecs", "index_location")
+    __slots__ = ("chunk_shape", "codecs", "index_codecs", "index_location", "_last_layout")
 
     def __init__(
         self,
@@ -79,6 +79,8 @@ class ShardingCodec(ArrayToBytesCodec):
             "index_codecs", DEFAULT_INDEX_CODECS if index_codecs is None else index_codecs
         )
         self.index_location: str = check_choice(NAME, "index_location", index_location, INDEX_LOCATIONS)
+        # The layout bound last: arrays ask again and again for the same spec.
+        self._last_layout: tuple[ChunkSpec, ShardLayout] | None = None
         # Reject compressed indexes up front; a stand-in grid of one chunk.
         self._bind_index((1,) * len(self.chunk_shape))
 
@@ -138,13 +140,18 @@ class ShardingCodec(ArrayToBytesCodec):
                 f"codec {NAME!r}: 'chunk_shape' {list(self.chunk_shape)} does not evenly divide "
                 f"the shard shape {tuple(spec.shape)}"
             )
+        last = self._last_layout
+        if last is not None and last[0] is spec:
+            return last[1]
         inner_spec = self._inner_spec(spec)
         try:
             inner = self.codecs.bind(inner_spec)
         except CodecError as exc:
             raise CodecError(f"codec {NAME!r}: 'codecs': {exc}") from None
         grid = tuple(s // c for s, c in zip(spec.shape, self.chunk_shape))
-        return ShardLayout(spec, inner_spec, inner, self._bind_index(grid), self.index_location == "start")
+        layout = ShardLayout(spec, inner_spec, inner, self._bind_index(grid), self.index_location == "start")
+        self._last_layout = (spec, layout)  # one assignment: safe between threads
+        return layout
 
     # -- whole shards --------------------------------------------------
     def encode(self, chunk: ArrayBytes, spec: ChunkSpec) -> bytes:
