@@ -6,9 +6,9 @@ must start with ``Test``) and provide:
 - a ``store`` fixture returning an empty, writable store;
 - ``open_read_only(store)``, returning a read-only store over the same data.
 
-Class attributes switch off what a backend cannot promise:
-``atomic_overwrite`` (a reader racing a writer sees the old or the new value,
-never a mix) and ``threads`` (how many threads the concurrency test uses).
+Every store promises atomic overwrites (a reader racing a writer sees the old
+or the new value, never a mix). ``threads`` sets how many threads the
+concurrency tests use.
 """
 
 from __future__ import annotations
@@ -70,7 +70,6 @@ def _ids(cases: list) -> list[str]:
 
 
 class StoreContract:
-    atomic_overwrite = True
     threads = 8
 
     @pytest.fixture
@@ -300,8 +299,6 @@ class StoreContract:
         assert all(store.get(k) == k[1:].replace("/c/", ".").encode() for k in keys)
 
     def test_concurrent_overwrite_is_all_or_nothing(self, store: Store) -> None:
-        if not self.atomic_overwrite:
-            pytest.skip("this backend does not promise atomic overwrites")
         values = [bytes([65 + i]) * (1000 * (i + 1)) for i in range(4)]
         store.set("k", values[0])
         stop = threading.Event()
