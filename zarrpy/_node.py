@@ -12,6 +12,8 @@ from .stores.abc import Store
 
 METADATA_KEY = "zarr.json"
 V2_KEYS = (".zarray", ".zgroup", ".zattrs")
+ZMETADATA_KEY = ".zmetadata"
+"""V2 consolidated metadata, at the root of a consolidated hierarchy."""
 NODE_KEYS = (METADATA_KEY, ".zarray", ".zgroup")
 """Keys whose presence makes a path a node (V3 or V2)."""
 
@@ -42,27 +44,79 @@ def read_metadata(store: Store, path: str, zarr_format: int | None = None) -> An
 
     NodeNotFoundError if neither is there (in the format asked for).
     """
-    found = read_metadata_many(store, [path], zarr_format)[0]
+    return read_node(store, path, zarr_format)[0]
+
+
+def read_node(
+    store: Store, path: str, zarr_format: int | None = None, *, zmetadata: bool = False
+) -> tuple[AnyMetadata, bytes | None]:
+    """The node at ``path`` (as :func:`read_metadata`) and, if ``zmetadata``,
+    the raw V2 ``.zmetadata`` beside it -- all in ONE batched store request,
+    so that opening a consolidated V2 hierarchy costs one request.
+
+    The ``.zmetadata`` bytes are returned only for a V2 group (None otherwise);
+    a V3 group carries its consolidated metadata inside its ``zarr.json``.
+    """
+    names = (METADATA_KEY, *V2_KEYS, *((ZMETADATA_KEY,) if zmetadata else ()))
+    raw = store.get_partial_values([(join_key(path, k), None) for k in names])
+    found = _parse_node(raw[:4], path, zarr_format)
     if found is None:
         wanted = {None: "zarr.json, .zarray or .zgroup", 3: "zarr.json", 2: ".zarray or .zgroup"}[zarr_format]
         raise NodeNotFoundError(f"no array or group at path {path!r} (no {wanted} there)")
-    return found
+    consolidated = raw[4] if zmetadata and isinstance(found, GroupMetadataV2) else None
+    return found, consolidated
 
 
 def read_metadata_many(store: Store, paths: list[str], zarr_format: int | None = None) -> list[AnyMetadata | None]:
     """The nodes at ``paths`` (None where there is none), in one batched request."""
     names = (METADATA_KEY, *V2_KEYS)
     raw = store.get_partial_values([(join_key(p, k), None) for p in paths for k in names])
-    out: list[AnyMetadata | None] = []
-    for i, path in enumerate(paths):
-        v3, zarray, zgroup, zattrs = raw[4 * i : 4 * i + 4]
-        if v3 is not None and zarr_format in (None, 3):
-            out.append(parse_node_metadata(v3, join_key(path, METADATA_KEY)))
-        elif (zarray is not None or zgroup is not None) and zarr_format in (None, 2):
-            out.append(parse_node_metadata_v2(zarray, zgroup, zattrs, path))
-        else:
-            out.append(None)
-    return out
+    return [_parse_node(raw[4 * i : 4 * i + 4], path, zarr_format) for i, path in enumerate(paths)]
+
+
+def _parse_node(raw: list[bytes | None], path: str, zarr_format: int | None) -> AnyMetadata | None:
+    """Parse ``[zarr.json, .zarray, .zgroup, .zattrs]`` of one path; V3 wins."""
+    v3, zarray, zgroup, zattrs = raw
+    if v3 is not None and zarr_format in (None, 3):
+        return parse_node_metadata(v3, join_key(path, METADATA_KEY))
+    if (zarray is not None or zgroup is not None) and zarr_format in (None, 2):
+        return parse_node_metadata_v2(zarray, zgroup, zattrs, path)
+    return None
+
+
+def walk_metadata(
+    store: Store, path: str, zarr_format: int | None = None, max_depth: int | None = None
+) -> list[tuple[str, AnyMetadata]]:
+    """Every node below the group at ``path`` as ``(relative path, metadata)``.
+
+    Live reads: one listing per group and one batched metadata request per
+    level of the hierarchy. ``max_depth=0`` stops at the direct children,
+    None walks everything. Unsorted.
+    """
+    found: list[tuple[str, AnyMetadata]] = []
+    level = [(path, "")]  # groups whose children are listed next: (store path, relative path)
+    depth = 0
+    while level:
+        children: list[tuple[str, str]] = []
+        for group_path, rel in level:
+            prefix = join_key(group_path, "") if group_path else ""
+            for name in store.list_dir(prefix):
+                if name not in NOT_CHILDREN:
+                    children.append((join_key(group_path, name), join_key(rel, name)))
+        metadata = read_metadata_many(store, [p for p, _ in children], zarr_format) if children else []
+        level = []
+        for (child_path, rel), meta in zip(children, metadata):
+            if meta is None:
+                continue
+            found.append((rel, meta))
+            if meta.node_type == "group" and (max_depth is None or depth < max_depth):
+                level.append((child_path, rel))
+        depth += 1
+    return found
+
+
+NOT_CHILDREN = frozenset({METADATA_KEY, *V2_KEYS, ZMETADATA_KEY})
+"""Names in a group's directory that are its own documents, not members."""
 
 
 def write_metadata(store: Store, path: str, metadata: AnyMetadata | dict[str, bytes]) -> None:

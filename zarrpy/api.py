@@ -14,7 +14,7 @@ from typing import Any
 import numpy as np
 
 from ._create import build_array_metadata, node_exists, prepare_node
-from ._node import ARRAY_METADATA, normalize_path, read_metadata, write_metadata
+from ._node import ARRAY_METADATA, normalize_path, read_node, write_metadata
 from ._values import coerce_value
 from .array import Array
 from .errors import NodeNotFoundError
@@ -178,18 +178,30 @@ def open_group(
     zarr_format: int | None = None,
     storage_options: dict[str, Any] | None = None,
     attributes: dict[str, Any] | None = None,
+    use_consolidated: bool | None = None,
 ) -> Group:
     """Open a group, creating it when ``mode`` allows (``a``, ``w``, ``w-``;
-    a new group is V3 unless ``zarr_format=2``)."""
+    a new group is V3 unless ``zarr_format=2``).
+
+    ``use_consolidated`` (for an existing group): None answers member
+    questions from the group's consolidated metadata when it has some, False
+    ignores it and reads the live hierarchy, True requires it (MetadataError
+    if there is none). Consolidated metadata is a snapshot: see
+    :mod:`zarrpy.consolidated`. Opening costs one batched store request.
+    """
     _check_mode(mode)
     _check_format(zarr_format)
     s = _store(store if store is not None else {}, storage_options, mode)
     p = normalize_path(path)
     if mode in ("w", "w-"):
         return Group.create(s, p, attributes=attributes, overwrite=(mode == "w"), zarr_format=zarr_format or 3)
-    if mode == "a" and not node_exists(s, p):
+    try:
+        metadata, zmetadata = read_node(s, p, zarr_format, zmetadata=use_consolidated is not False)
+    except NodeNotFoundError:
+        if mode != "a":
+            raise
         return Group.create(s, p, attributes=attributes, zarr_format=zarr_format or 3)
-    return Group.open(s, p, read_only=(mode == "r"), zarr_format=zarr_format)
+    return Group._from_metadata(s, p, metadata, zmetadata, read_only=(mode == "r"), use_consolidated=use_consolidated)
 
 
 def create_group(store: Any, *, path: str | None = None, attributes: dict[str, Any] | None = None,
@@ -207,16 +219,18 @@ def open(
     path: str | None = None,
     zarr_format: int | None = None,
     storage_options: dict[str, Any] | None = None,
+    use_consolidated: bool | None = None,
     **kwargs: Any,
 ) -> Array | Group:
     """Open whatever node is at ``path`` (array or group). When nothing is
-    there and ``mode`` allows, create an array if ``shape`` is given, else a group."""
+    there and ``mode`` allows, create an array if ``shape`` is given, else a group.
+    ``use_consolidated`` applies to a group, as in :func:`open_group`."""
     _check_mode(mode)
     _check_format(zarr_format)
     s = _store(store if store is not None else {}, storage_options, mode)
     p = normalize_path(path)
     try:
-        metadata = read_metadata(s, p, zarr_format)
+        metadata, zmetadata = read_node(s, p, zarr_format, zmetadata=use_consolidated is not False)
     except NodeNotFoundError:
         if mode in ("r", "r+"):
             raise
@@ -227,7 +241,7 @@ def open(
         return open_group(s, mode=mode, path=p, zarr_format=zarr_format, **kwargs)
     if isinstance(metadata, ARRAY_METADATA):
         return Array(s, p, metadata, read_only=(mode == "r"))
-    return Group(s, p, metadata, read_only=(mode == "r"))
+    return Group._from_metadata(s, p, metadata, zmetadata, read_only=(mode == "r"), use_consolidated=use_consolidated)
 
 
 __all__ = ["create_array", "create_group", "open", "open_array", "open_group"]

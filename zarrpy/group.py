@@ -7,35 +7,67 @@ from typing import Any, Iterator
 from ._create import node_exists, prepare_node
 from ._node import (
     ARRAY_METADATA,
-    METADATA_KEY,
-    V2_KEYS,
+    AnyMetadata,
     Node,
     join_key,
     normalize_path,
     read_metadata,
-    read_metadata_many,
+    read_node,
+    walk_metadata,
     write_metadata,
 )
 from .array import Array
-from .errors import NodeExistsError, NodeNotFoundError
+from .consolidated import ConsolidatedMetadata, load_consolidated
+from .errors import MetadataError, NodeExistsError, NodeNotFoundError
 from .metadata.v2 import GroupMetadataV2
 from .metadata.v3 import GroupMetadataV3
-
-_NOT_CHILDREN = {METADATA_KEY, *V2_KEYS, ".zmetadata"}
 from .stores.abc import Store
 
 
 class Group(Node):
-    """A Zarr group. ``g["a/b"]`` opens a member; ``g.create_array(...)`` adds one."""
+    """A Zarr group. ``g["a/b"]`` opens a member; ``g.create_array(...)`` adds one.
+
+    A group opened from consolidated metadata (see :mod:`zarrpy.consolidated`)
+    answers ``g[name]``, ``name in g``, :meth:`members` and :meth:`tree` for
+    its whole hierarchy from that snapshot, without store requests; child
+    groups get the part of the snapshot below them. Creating a member through
+    the group drops its snapshot (it reads live from then on).
+    """
 
     _kind = "group"
 
+    def __init__(self, store: Store, path: str, metadata: Any, *, read_only: bool = False,
+                 consolidated: ConsolidatedMetadata | None = None):
+        super().__init__(store, path, metadata, read_only=read_only)
+        self._consolidated = consolidated
+
     @classmethod
-    def open(cls, store: Store, path: str = "", *, read_only: bool = False, zarr_format: int | None = None) -> Group:
-        metadata = read_metadata(store, path, zarr_format)
+    def open(cls, store: Store, path: str = "", *, read_only: bool = False, zarr_format: int | None = None,
+             use_consolidated: bool | None = None) -> Group:
+        """Open the group at ``path`` (one batched store request).
+
+        ``use_consolidated``: None uses consolidated metadata when the group
+        has some; False ignores it (reads the live hierarchy); True requires
+        it (MetadataError if there is none).
+        """
+        metadata, zmetadata = read_node(store, path, zarr_format, zmetadata=use_consolidated is not False)
+        return cls._from_metadata(store, path, metadata, zmetadata, read_only=read_only,
+                                  use_consolidated=use_consolidated)
+
+    @classmethod
+    def _from_metadata(cls, store: Store, path: str, metadata: AnyMetadata, zmetadata: bytes | None, *,
+                       read_only: bool, use_consolidated: bool | None) -> Group:
+        """The group for documents :func:`~zarrpy._node.read_node` returned."""
+        if use_consolidated not in (None, True, False):
+            raise ValueError(f"use_consolidated must be None, True or False, got {use_consolidated!r}")
         if isinstance(metadata, ARRAY_METADATA):
             raise NodeNotFoundError(f"path {path!r} holds an array, not a group")
-        return cls(store, path, metadata, read_only=read_only)
+        snapshot = None if use_consolidated is False else load_consolidated(metadata, zmetadata, path)
+        if use_consolidated and snapshot is None:
+            where = "a consolidated_metadata member in zarr.json" if metadata.zarr_format == 3 else ".zmetadata"
+            raise MetadataError(f"group {'/' + path!r} has no consolidated metadata (no {where}); "
+                                "call zarrpy.consolidate_metadata first or open with use_consolidated=False")
+        return cls(store, path, metadata, read_only=read_only, consolidated=snapshot)
 
     @classmethod
     def create(
@@ -55,8 +87,14 @@ class Group(Node):
     def metadata(self) -> GroupMetadataV3 | GroupMetadataV2:
         return self._metadata
 
+    @property
+    def consolidated_metadata(self) -> ConsolidatedMetadata | None:
+        """The snapshot this group answers from (relative path -> metadata), or None (live)."""
+        return self._consolidated
+
     def __reduce__(self):
-        return (_reopen, (self._store, self._path, self._read_only))
+        # A group that used a snapshot reopens with one if there is one; a live group stays live.
+        return (_reopen, (self._store, self._path, self._read_only, None if self._consolidated is not None else False))
 
     def __eq__(self, other: object) -> bool:
         return isinstance(other, Group) and other._store == self._store and other._path == self._path
@@ -72,19 +110,34 @@ class Group(Node):
 
     def __getitem__(self, name: str) -> Array | Group:
         path = self._child_path(name)
-        try:
-            metadata = read_metadata(self._store, path)
-        except NodeNotFoundError:
-            raise KeyError(name) from None
-        return self._node(path, metadata)
+        rel = normalize_path(name)
+        if self._consolidated is not None:
+            try:
+                metadata = self._consolidated[rel]
+            except KeyError:
+                raise KeyError(name) from None
+        else:
+            try:
+                metadata = read_metadata(self._store, path)
+            except NodeNotFoundError:
+                raise KeyError(name) from None
+        return self._node(rel, metadata)
 
-    def _node(self, path: str, metadata: Any) -> Array | Group:
+    def _node(self, rel: str, metadata: Any) -> Array | Group:
+        """The member at ``rel`` (relative to this group) with ``metadata``."""
+        path = join_key(self._path, rel)
         if isinstance(metadata, ARRAY_METADATA):
             return Array(self._store, path, metadata, read_only=self._read_only)
-        return Group(self._store, path, metadata, read_only=self._read_only)
+        snapshot = None if self._consolidated is None else self._consolidated.below(rel)
+        return Group(self._store, path, metadata, read_only=self._read_only, consolidated=snapshot)
 
     def __contains__(self, name: object) -> bool:
-        return isinstance(name, str) and node_exists(self._store, self._child_path(name))
+        if not isinstance(name, str):
+            return False
+        path = self._child_path(name)
+        if self._consolidated is not None:
+            return normalize_path(name) in self._consolidated
+        return node_exists(self._store, path)
 
     def __iter__(self) -> Iterator[str]:
         return iter(self.keys())
@@ -101,22 +154,12 @@ class Group(Node):
         ``max_depth=0`` lists direct children; ``None`` the whole hierarchy
         (names are then paths relative to this group).
         """
-        found: list[tuple[str, Array | Group]] = []
-        self._collect(self._path, "", 0, max_depth, found)
-        return tuple(sorted(found, key=lambda item: item[0]))
-
-    def _collect(self, path: str, rel: str, depth: int, max_depth: int | None, found: list) -> None:
-        prefix = join_key(path, "") if path else ""
-        names = [n for n in self._store.list_dir(prefix) if n not in _NOT_CHILDREN]
-        metadata = read_metadata_many(self._store, [join_key(path, n) for n in names])
-        for name, meta in zip(names, metadata):
-            if meta is None:
-                continue
-            node = self._node(join_key(path, name), meta)
-            rel_name = join_key(rel, name)
-            found.append((rel_name, node))
-            if isinstance(node, Group) and (max_depth is None or depth < max_depth):
-                self._collect(node.path, rel_name, depth + 1, max_depth, found)
+        if self._consolidated is not None:
+            snapshot = self._consolidated
+            found = [(rel, snapshot[rel]) for rel in snapshot if max_depth is None or rel.count("/") <= max_depth]
+        else:
+            found = walk_metadata(self._store, self._path, max_depth=max_depth)
+        return tuple((rel, self._node(rel, meta)) for rel, meta in sorted(found, key=lambda item: item[0]))
 
     def arrays(self) -> tuple[tuple[str, Array], ...]:
         return tuple((n, m) for n, m in self.members() if isinstance(m, Array))
@@ -132,6 +175,7 @@ class Group(Node):
 
     def create_group(self, name: str, *, attributes: dict[str, Any] | None = None, overwrite: bool = False) -> Group:
         self._check_writable()
+        self._consolidated = None  # the snapshot no longer describes the hierarchy
         return Group.create(self._store, self._child_path(name), attributes=attributes, overwrite=overwrite,
                             zarr_format=self.zarr_format)
 
@@ -149,6 +193,7 @@ class Group(Node):
                      data: Any = None, **kwargs: Any) -> Array:
         """Create an array named ``name``; arguments as :func:`zarrpy.create_array`."""
         self._check_writable()
+        self._consolidated = None  # the snapshot no longer describes the hierarchy
         from .api import _create_array_at
 
         kwargs.setdefault("zarr_format", self.zarr_format)
@@ -167,8 +212,8 @@ class Group(Node):
         return "\n".join(lines)
 
 
-def _reopen(store: Store, path: str, read_only: bool) -> Group:
-    return Group.open(store, path, read_only=read_only)
+def _reopen(store: Store, path: str, read_only: bool, use_consolidated: bool | None = False) -> Group:
+    return Group.open(store, path, read_only=read_only, use_consolidated=use_consolidated)
 
 
 __all__ = ["Group"]
