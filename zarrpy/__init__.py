@@ -9,6 +9,7 @@
 
 from .api import create_array, create_group, open, open_array, open_group
 from .array import Array
+from .consolidated import consolidate_metadata
 from .codecs.registry import register_codec
 from .errors import (
     BoundsCheckError,
@@ -26,6 +27,7 @@ from .errors import (
     ZarrpyError,
 )
 from .group import Group
+from .migrate import migrate_v3
 from .ragged import RaggedArray
 
 __version__ = "0.1.0"
@@ -47,8 +49,10 @@ __all__ = [
     "StoreError",
     "UnknownCodecError",
     "ZarrpyError",
+    "consolidate_metadata",
     "create_array",
     "create_group",
+    "migrate_v3",
     "open",
     "open_array",
     "open_group",
