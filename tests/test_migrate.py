@@ -246,6 +246,17 @@ def test_rerun_is_idempotent_and_remove_v2_can_follow(v2_store):
     _assert_zarrpy_reads(root, expected, None)
 
 
+def test_remove_v2_cleans_up_after_an_interrupted_removal(v2_store):
+    root, expected = v2_store
+    migrate_v3(str(root))
+    (root / "num/f4_be_gzip/.zarray").unlink()  # as if a removal stopped half-way
+    (root / "text/.zgroup").unlink()
+    result = migrate_v3(str(root), remove_v2=True)
+    assert "num/f4_be_gzip/.zattrs" in result.removed and "text/.zattrs" in result.removed
+    assert not any(k.rsplit("/", 1)[-1] in METADATA_NAMES - {"zarr.json"} for k in _snapshot(root))
+    _assert_zarrpy_reads(root, expected, None)
+
+
 def test_a_different_zarr_json_is_refused_and_nothing_is_written(v2_store):
     root, _ = v2_store
     migrate_v3(str(root))
