@@ -423,9 +423,6 @@ def test_pickle_v2_array(tmp_path: Path) -> None:
     np.testing.assert_array_equal(back[...], [1, 2, 3, 4])
 
 
-@pytest.mark.xfail(strict=True, raises=AssertionError, reason=(
-    "zarrpy bug: Array.nbytes_stored() counts the key 'zarr.json' as the metadata, so for a V2 "
-    "array it leaves out .zarray and .zattrs and reports the chunks only"))
 def test_nbytes_stored_counts_v2_metadata(tmp_path: Path) -> None:
     path = tmp_path / "a"
     z = zarrpy.create_array(str(path), shape=(6,), chunks=(2,), dtype="<i4", zarr_format=2, compressors=None)

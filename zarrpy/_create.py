@@ -46,7 +46,7 @@ def build_array_metadata(
     data_type = DataType.from_numpy(dtype)
     chunk_shape = _normalize_chunks(chunks, shape, data_type)
     fill = data_type.coerce_fill(fill_value)
-    codecs = _build_codecs(filters, serializer, compressors, data_type)
+    codecs = _build_codecs(filters, serializer, compressors, data_type, _byte_order(dtype))
     if shards is not None:
         # As zarr-python: the grid is of shards; the codecs go inside the
         # sharding codec, whose inner chunks have the `chunks` shape.
@@ -92,6 +92,14 @@ def _normalize_chunks(chunks: Any, shape: tuple[int, ...], dtype: DataType) -> t
     return tuple(out)
 
 
+def _byte_order(dtype: Any) -> str:
+    """The stored byte order a dtype asks for (``>i4``: big), as zarr-python."""
+    try:
+        return "big" if np.dtype(dtype).byteorder == ">" else "little"
+    except TypeError:
+        return "little"
+
+
 def _normalize_shards(shards: Any, chunk_shape: tuple[int, ...]) -> tuple[int, ...]:
     """Shard shape: positive multiples of the chunk shape, dimension by dimension."""
     if isinstance(shards, (int, np.integer)):
@@ -130,14 +138,16 @@ def _as_codecs(value: Any, kind: type, what: str) -> list[Codec]:
     return codecs
 
 
-def _build_codecs(filters: Any, serializer: Any, compressors: Any, data_type: DataType) -> list[Codec]:
+def _build_codecs(
+    filters: Any, serializer: Any, compressors: Any, data_type: DataType, endian: str = "little"
+) -> list[Codec]:
     from .codecs.bytes import BytesCodec
 
     if isinstance(serializer, str) and serializer == "auto" and data_type.is_variable:
         # zarr-python's defaults, readable by every peer that knows these types.
         serializer = {"name": "vlen-utf8" if data_type.is_string else "vlen-bytes", "configuration": {}}
     if isinstance(serializer, str) and serializer == "auto":
-        serializer = BytesCodec(None if data_type.itemsize == 1 or data_type.numpy.kind == "V" else "little")
+        serializer = BytesCodec(None if data_type.itemsize == 1 or data_type.numpy.kind == "V" else endian)
     if isinstance(compressors, str) and compressors == "auto":
         compressors = [{"name": "zstd", "configuration": {"level": 0, "checksum": False}}]
     return [

@@ -180,7 +180,8 @@ class Array(Node):
 
     def nbytes_stored(self) -> int:
         """Bytes of metadata and chunks in the store."""
-        keys = [join_key(self._path, "zarr.json"), *self.stored_chunk_keys()]
+        keys = [join_key(self._path, name) for name in self._metadata.to_documents()]
+        keys += self.stored_chunk_keys()
         return sum(len(v) for v in self._store.get_partial_values([(k, None) for k in keys]) if v)
 
     @property
@@ -262,7 +263,7 @@ class Array(Node):
             out[proj.out_selection] = self._fill_block(proj.out_block_shape)
             return
         chunk = self._decode_chunk(proj.chunk_coords, data)
-        block = chunk[proj.chunk_selection].reshape(proj.out_block_shape)
+        block = chunk[(*proj.chunk_selection, Ellipsis)].reshape(proj.out_block_shape)
         if block.ndim == 0:
             block = block[()]  # an object element, not a 0-d array stored as one
         out[proj.out_selection] = block
@@ -355,7 +356,7 @@ class Array(Node):
             for outer, data in zip(whole, raw):
                 chunk = self._fill_chunk() if data is None else self._decode_chunk(outer, data)
                 for i, _, sel in groups[outer]:
-                    results[i] = np.array(chunk[sel])
+                    results[i] = np.array(chunk[(*sel, Ellipsis)])
             for outer in batch:
                 if self._can_read_partially:
                     key = self.chunk_key(outer)

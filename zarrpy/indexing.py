@@ -210,7 +210,10 @@ class OrthogonalIndexer:
                 "more than one index array in a plain selection is ambiguous; use .oindex or .vindex"
             )
         self.shape: Shape = tuple(d.nitems for d in self.dims if not d.drops)
-        self.is_scalar = all(d.drops for d in self.dims)
+        # Only integers select a scalar; on a 0-d array, `...` keeps the 0-d
+        # array (numpy: a[()] is the element, a[...] a 0-d array).
+        has_ellipsis = any(s is Ellipsis for s in (selection if isinstance(selection, tuple) else (selection,)))
+        self.is_scalar = all(d.drops for d in self.dims) and not (not shape and has_ellipsis)
         self._ix = n_arrays > 1
         self.chunk_shape = chunk_shape
 

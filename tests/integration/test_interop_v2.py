@@ -494,10 +494,6 @@ def test_bitround_f_order_chunk_layout(tmp_path: Path) -> None:
     assert_same(zarr.open_array(str(tmp_path / "a"), mode="r", zarr_format=2)[...], x)
 
 
-@pytest.mark.xfail(strict=True, raises=AssertionError, reason=(
-    "zarrpy bug: create_array(dtype='>i4', zarr_format=2) drops the requested byte order and stores "
-    "dtype '<i4' (zarr-python 3 writes '>i4'); the default 'bytes' serializer is little-endian and "
-    "v3_to_v2 derives the V2 dtype from it"))
 @pytest.mark.parametrize("dtype", [">i4", ">f8", ">c8"])
 def test_zarrpy_v2_keeps_big_endian_dtype(tmp_path: Path, dtype: str) -> None:
     z = zarrpy.create_array(str(tmp_path / "a"), shape=(4,), chunks=(2,), dtype=dtype, zarr_format=2)
@@ -579,18 +575,8 @@ def _obj_write(array: Any, case: ObjCase, path: Path | None = None) -> None:
         array[sel] = values
 
 
-# zarrpy bug: reading a 0-d variable-length array (string, bytes, vlen-array)
-# fails in Array._read_into: `chunk[()]` of a 0-d object chunk is the element
-# itself (str/bytes/ndarray), not a 0-d array, so `.reshape(())` raises
-# (AttributeError for str/bytes, ValueError for an empty ragged element).
-# V3 0-d string arrays fail the same way.
-ZERO_D_VLEN_READ_BUG = pytest.mark.xfail(strict=True, raises=(AttributeError, ValueError), reason=(
-    "zarrpy bug: reading a 0-d string/bytes/vlen-array array raises in Array._read_into "
-    "(chunk[()] is the element, not a 0-d array; .reshape fails)"))
-
-
 def _zarrpy_reads(cases: list) -> list:
-    return [pytest.param(c, id=c.id, marks=[ZERO_D_VLEN_READ_BUG] if not c.shape else []) for c in cases]
+    return [pytest.param(c, id=c.id) for c in cases]
 
 
 def _as_list(a: Any) -> Any:
