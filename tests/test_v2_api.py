@@ -368,11 +368,6 @@ def test_legacy_object_codec_layouts(tmp_path: Path) -> None:
         zarrpy.open_array(str(p3))
 
 
-@pytest.mark.xfail(strict=True, raises=MetadataError, reason=(
-    "zarrpy bug: create_array(zarr_format=2) refuses a filter whose encoded dtype has another byte order "
-    "than the array (fixedscaleoffset dtype '<f8' astype '>i2', which zarr-python writes) with 'this chain "
-    "has no V2 form': the 'auto' bytes serializer is always little-endian instead of following the last "
-    "filter's output; serializer={'name': 'bytes', 'configuration': {'endian': 'big'}} works"))
 def test_auto_serializer_follows_filter_byte_order(tmp_path: Path) -> None:
     z = zarrpy.create_array(str(tmp_path / "a"), shape=(4,), chunks=(2,), dtype="<f8", zarr_format=2,
                             filters=[{"name": "numcodecs.fixedscaleoffset", "configuration": {

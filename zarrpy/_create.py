@@ -146,12 +146,18 @@ def _build_codecs(
     if isinstance(serializer, str) and serializer == "auto" and data_type.is_variable:
         # zarr-python's defaults, readable by every peer that knows these types.
         serializer = {"name": "vlen-utf8" if data_type.is_string else "vlen-bytes", "configuration": {}}
+    array_filters = _as_codecs(filters, ArrayToArrayCodec, "filters")
     if isinstance(serializer, str) and serializer == "auto":
+        # The bytes codec stores what the last filter hands it: follow that
+        # filter's stated byte order when it names one (numcodecs astype=">i2").
+        encoded = getattr(array_filters[-1], "configured_dtypes", lambda: (None, None))()[1] if array_filters else None
+        if encoded is not None and encoded.byteorder in "<>":
+            endian = "big" if encoded.byteorder == ">" else "little"
         serializer = BytesCodec(None if data_type.itemsize == 1 or data_type.numpy.kind == "V" else endian)
     if isinstance(compressors, str) and compressors == "auto":
         compressors = [{"name": "zstd", "configuration": {"level": 0, "checksum": False}}]
     return [
-        *_as_codecs(filters, ArrayToArrayCodec, "filters"),
+        *array_filters,
         *_as_codecs(serializer, ArrayToBytesCodec, "serializer"),
         *_as_codecs(compressors, BytesToBytesCodec, "compressors"),
     ]
