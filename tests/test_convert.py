@@ -229,8 +229,6 @@ def test_string_fill_is_never_written_as_legacy_zero():
 @pytest.mark.parametrize(
     "changes, fragments",
     [
-        ({"dtype": "|S5", "fill_value": None}, ("dtype", "'|S5'", "null_terminated_bytes")),
-        ({"dtype": "<U3", "fill_value": None}, ("dtype", "fixed_length_utf32")),
         ({"dtype": "<M8[ns]", "fill_value": None}, ("dtype", "numpy.datetime64")),
         ({"dtype": "<m8[s]", "fill_value": None}, ("dtype", "numpy.timedelta64")),
         ({"dtype": [["a", "<i2"]], "fill_value": None}, ("dtype", "structured", "struct")),

@@ -153,7 +153,7 @@ def _build_codecs(
         encoded = getattr(array_filters[-1], "configured_dtypes", lambda: (None, None))()[1] if array_filters else None
         if encoded is not None and encoded.byteorder in "<>":
             endian = "big" if encoded.byteorder == ">" else "little"
-        serializer = BytesCodec(None if data_type.itemsize == 1 or data_type.numpy.kind == "V" else endian)
+        serializer = BytesCodec(None if data_type.itemsize == 1 or data_type.numpy.kind in "VS" else endian)
     if isinstance(compressors, str) and compressors == "auto":
         compressors = [{"name": "zstd", "configuration": {"level": 0, "checksum": False}}]
     return [

@@ -140,6 +140,8 @@ def _infer_dtype(data: np.ndarray) -> Any:
     """The data type for ``data``: strings and bytes become variable-length."""
     if data.dtype.kind == "S":
         return bytes
+    if data.dtype.kind == "U":
+        return str
     if data.dtype.kind == "O":
         first = next(iter(data.flat), "")
         return bytes if isinstance(first, bytes) else str

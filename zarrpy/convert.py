@@ -75,8 +75,6 @@ _NATIVE_ENDIAN = sys.byteorder
 
 # V3 names zarr-python uses for the V2 types zarrpy cannot store yet.
 _NO_DATA_TYPE = {
-    "S": "fixed-length bytes (zarr-python: null_terminated_bytes)",
-    "U": "fixed-length UTF-32 strings (zarr-python: fixed_length_utf32)",
     "M": "datetimes (zarr-python: numpy.datetime64)",
     "m": "timedeltas (zarr-python: numpy.timedelta64)",
 }

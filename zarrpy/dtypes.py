@@ -51,6 +51,8 @@ _VARIABLE: dict[str, str] = {
     "binary": "bytes",
 }
 STRING_DTYPE = np.dtypes.StringDType()
+# Fixed-length text types (zarr-python's names; numpy S and U).
+_FIXED_LENGTH = ("null_terminated_bytes", "fixed_length_utf32")
 BYTES_DTYPE = np.dtype(object)
 
 # Float bit widths -> the unsigned type holding their bit pattern.
@@ -82,6 +84,8 @@ class DataType:
                 )
             name = obj.get("name")
             config = obj.get("configuration")
+            if name in _FIXED_LENGTH:
+                return cls._fixed_length(name, config)
             if config not in (None, {}):
                 raise MetadataError(
                     f"data_type: configuration {config!r} is not supported for {name!r}"
@@ -104,6 +108,18 @@ class DataType:
         )
 
     @classmethod
+    def _fixed_length(cls, name: str, config: Any) -> DataType:
+        """``null_terminated_bytes`` (numpy ``S``) / ``fixed_length_utf32`` (``U``)."""
+        n = (config or {}).get("length_bytes") if isinstance(config, dict) else None
+        unit = 4 if name == "fixed_length_utf32" else 1
+        if isinstance(n, bool) or not isinstance(n, int) or n < 1 or n % unit or set(config) != {"length_bytes"}:
+            raise MetadataError(
+                f"data_type: {name!r} needs configuration {{\"length_bytes\": n}} with n a positive "
+                f"multiple of {unit}, got {config!r}"
+            )
+        return cls(name, np.dtype(f"S{n}" if unit == 1 else f"U{n // 4}"))
+
+    @classmethod
     def from_numpy(cls, dtype: Any) -> DataType:
         """The data type for a numpy dtype (or anything ``np.dtype`` accepts)."""
         if isinstance(dtype, DataType):
@@ -118,8 +134,11 @@ class DataType:
             dt = np.dtype(dtype)
         except TypeError as exc:
             raise MetadataError(f"data_type: cannot interpret {dtype!r} as a data type") from exc
-        if dt.kind in "TU":
+        if dt.kind == "T" or (dt.kind == "U" and dt.itemsize == 0):
             return cls.from_json("string")
+        if dt.kind in "SU" and dt.itemsize:
+            name = "null_terminated_bytes" if dt.kind == "S" else "fixed_length_utf32"
+            return cls._fixed_length(name, {"length_bytes": dt.itemsize})
         if dt.kind in "OS":
             raise MetadataError(
                 f"data_type: numpy dtype {dt.str!r} is ambiguous; use dtype=str for strings "
@@ -133,7 +152,9 @@ class DataType:
                 return cls(name, np.dtype(np_name))
         raise MetadataError(f"data_type: numpy dtype {dt.str!r} has no Zarr V3 data type")
 
-    def to_json(self) -> str:
+    def to_json(self) -> str | dict[str, Any]:
+        if self.name in _FIXED_LENGTH:
+            return {"name": self.name, "configuration": {"length_bytes": self.numpy.itemsize}}
         return self.name
 
     @property
@@ -186,6 +207,14 @@ class DataType:
                 return out[()]
             if kind == "V":
                 return _parse_raw(value, self.numpy.itemsize)
+            if kind == "S":
+                if not isinstance(value, str):
+                    raise TypeError("expected a base64 string")
+                return np.bytes_(base64.b64decode(value, validate=True))
+            if kind == "U":
+                if not isinstance(value, str):
+                    raise TypeError("expected a JSON string")
+                return np.str_(value)
         except (ValueError, TypeError, OverflowError, binascii.Error) as exc:
             raise MetadataError(
                 f"fill_value: {value!r} is not valid for data type {self.name!r}: {exc}"
@@ -198,6 +227,10 @@ class DataType:
         if self.is_variable:
             scalar = self.coerce_fill(value)
             return scalar if self.is_string else base64.b64encode(scalar).decode("ascii")
+        if kind == "S":
+            return base64.b64encode(bytes(self.coerce_fill(value))).decode("ascii")
+        if kind == "U":
+            return str(self.coerce_fill(value))
         if kind == "V":
             raw = value if isinstance(value, (bytes, bytearray)) else np.asarray(value).tobytes()
             return list(bytes(raw))
@@ -225,6 +258,11 @@ class DataType:
                 raise TypeError(f"expected {'str' if self.is_string else 'bytes'}, got {type(value).__name__}")
             if self.numpy.kind == "V":
                 return _parse_raw(value, self.numpy.itemsize)
+            if self.numpy.kind in "SU":
+                want = (bytes, np.bytes_) if self.numpy.kind == "S" else (str, np.str_)
+                if not isinstance(value, want) or len(value) > self.numpy.itemsize // (4 if self.numpy.kind == "U" else 1):
+                    raise ValueError(f"expected a {self.numpy} value")
+                return self.numpy.type(value)
             arr = np.asarray(value)
             if arr.shape != ():
                 raise ValueError("expected a scalar")

@@ -46,12 +46,12 @@ class BytesCodec(ArrayToBytesCodec):
             raise CodecError(
                 f"codec 'bytes': data type {spec.dtype.name!r} is variable-length; use a vlen codec"
             )
-        if self.endian is None and spec.dtype.numpy.itemsize > 1 and spec.dtype.numpy.kind != "V":
+        if self.endian is None and spec.dtype.numpy.itemsize > 1 and spec.dtype.numpy.kind not in "VS":
             raise CodecError(f"codec 'bytes': 'endian' is required for data type {spec.dtype.name!r}")
         return spec
 
     def _stored_dtype(self, dtype: np.dtype) -> np.dtype:
-        if self.endian is None or dtype.itemsize == 1 or dtype.kind == "V":
+        if self.endian is None or dtype.itemsize == 1 or dtype.kind in "VS":
             return dtype
         return dtype.newbyteorder("<" if self.endian == "little" else ">")
 
