@@ -54,13 +54,13 @@ def build_array_metadata(
         shard_shape = _normalize_shards(shards, chunk_shape)
         codecs = [codec_from_json({"name": "sharding_indexed", "configuration": {
             "chunk_shape": list(chunk_shape),
-            "codecs": [c.to_json() for c in _evolve(codecs, ChunkSpec(chunk_shape, data_type, fill))],
+            "codecs": CodecChain(codecs).evolve(ChunkSpec(chunk_shape, data_type, fill)).to_json(),
             "index_codecs": [{"name": "bytes", "configuration": {"endian": "little"}}, {"name": "crc32c"}],
             "index_location": index_location,
         }})]
         chunk_shape = shard_shape
     spec = ChunkSpec(chunk_shape, data_type, fill)
-    codecs = _evolve(codecs, spec)
+    codecs = list(CodecChain(codecs).evolve(spec).codecs)
     CodecChain(codecs).bind(spec)  # validates order and data-type support now, not at first write
     return ArrayMetadataV3(
         shape=shape,
@@ -163,15 +163,6 @@ def _build_codecs(
     ]
 
 
-def _evolve(codecs: list[Codec], spec: ChunkSpec) -> list[Codec]:
-    """Let codecs fill in settings that depend on the chunk (e.g. blosc typesize)."""
-    out = []
-    for codec in codecs:
-        codec = codec.evolve(spec)
-        if isinstance(codec, ArrayToArrayCodec):
-            spec = codec.resolve(spec)
-        out.append(codec)
-    return out
 
 
 def _parse_key_encoding(value: Any) -> ChunkKeyEncodingSpec:

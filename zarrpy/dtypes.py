@@ -194,7 +194,7 @@ class DataType:
                     raise ValueError("expected true or false")
                 return np.bool_(value)
             if kind in "iu":
-                return self.numpy.type(_parse_int(value, self.numpy))
+                return self.numpy.type(parse_int(value, self.numpy))
             if kind == "f":
                 return _parse_float(value, self.numpy)
             if kind == "c":
@@ -276,7 +276,8 @@ class DataType:
         return out[()]
 
 
-def _parse_int(value: Any, dtype: np.dtype) -> int:
+def parse_int(value: Any, dtype: np.dtype) -> int:
+    """A JSON integer fill value for an integer ``dtype`` (a whole float is accepted)."""
     if isinstance(value, bool):
         raise TypeError("expected an integer, got a boolean")
     if isinstance(value, float):

@@ -8,7 +8,7 @@ returns a :class:`BoundChain` that encodes and decodes whole chunks.
 
 from __future__ import annotations
 
-from typing import Any, Iterable, Sequence
+from typing import Any, Iterable, Mapping, Sequence
 
 from ..array_bytes import ArrayBytes
 from ..errors import ChunkDecodeError, CodecError
@@ -50,6 +50,30 @@ class CodecChain:
     def from_json(cls, codecs: Sequence[Any]) -> CodecChain:
         """Build from a V3 ``codecs`` list (dicts, names or codec objects)."""
         return cls(codec_from_json(c) for c in codecs)
+
+    @classmethod
+    def from_field(cls, codec: str, field: str, value: Any) -> CodecChain:
+        """A nested chain (e.g. sharding's ``codecs``); errors name the
+        enclosing ``codec`` and its ``field``."""
+        if isinstance(value, CodecChain):
+            return value
+        if isinstance(value, (str, bytes, Mapping)) or not isinstance(value, Sequence):
+            raise CodecError(f"codec {codec!r}: {field!r} must be a list of codecs, got {value!r}")
+        try:
+            return cls.from_json(value)
+        except CodecError as exc:
+            raise type(exc)(f"codec {codec!r}: {field!r}: {exc}") from None
+
+    def evolve(self, spec: ChunkSpec) -> CodecChain:
+        """This chain with each codec's chunk-dependent settings filled in
+        (see :meth:`Codec.evolve`), each seeing the spec its input has."""
+        out: list[Codec] = []
+        for codec in self.codecs:
+            codec = codec.evolve(spec)
+            if isinstance(codec, ArrayToArrayCodec):
+                spec = codec.resolve(spec)
+            out.append(codec)
+        return CodecChain(out)
 
     @property
     def codecs(self) -> tuple[Codec, ...]:

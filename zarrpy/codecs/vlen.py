@@ -42,7 +42,7 @@ from ..byte_range import ByteRequest, RangeRequest, SuffixRequest
 from ..dtypes import DataType
 from ..errors import BoundsCheckError, ChunkDecodeError, CodecError
 from ._config import check_choice, check_keys
-from .abc import ArrayToArrayCodec, ArrayToBytesCodec, ChunkSpec, Codec
+from .abc import ArrayToBytesCodec, ChunkSpec
 from .bytes import BytesCodec
 from .chain import BoundChain, CodecChain
 
@@ -87,11 +87,11 @@ class VlenCodec(ArrayToBytesCodec):
         self.index_data_type: str = check_choice(NAME, "index_data_type", index_data_type, INDEX_DATA_TYPES)
         self.index_location: str = check_choice(NAME, "index_location", index_location, INDEX_LOCATIONS)
         self._index_dtype = DataType.from_json(self.index_data_type)
-        self.data_codecs: CodecChain = _parse_chain(
-            "data_codecs", DEFAULT_DATA_CODECS if data_codecs is None else data_codecs
+        self.data_codecs: CodecChain = CodecChain.from_field(
+            NAME, "data_codecs", DEFAULT_DATA_CODECS if data_codecs is None else data_codecs
         )
-        self.index_codecs: CodecChain = _parse_chain(
-            "index_codecs", DEFAULT_INDEX_CODECS if index_codecs is None else index_codecs
+        self.index_codecs: CodecChain = CodecChain.from_field(
+            NAME, "index_codecs", DEFAULT_INDEX_CODECS if index_codecs is None else index_codecs
         )
         # Both chains must accept their arrays; shapes stand in for any chunk.
         _bind("data_codecs", self.data_codecs, ChunkSpec((0,), _UINT8, 0))
@@ -123,8 +123,8 @@ class VlenCodec(ArrayToBytesCodec):
     def evolve(self, spec: ChunkSpec) -> VlenCodec:
         """This codec with the inner chains' chunk-dependent settings filled
         in (e.g. blosc ``typesize`` 8 for a uint64 index, 1 for the data)."""
-        data = _evolve_chain(self.data_codecs, ChunkSpec((0,), _UINT8, 0))
-        index = _evolve_chain(self.index_codecs, self._index_spec(spec.size))
+        data = self.data_codecs.evolve(ChunkSpec((0,), _UINT8, 0))
+        index = self.index_codecs.evolve(self._index_spec(spec.size))
         if data == self.data_codecs and index == self.index_codecs:
             return self
         return VlenCodec(data, index, self.index_data_type, self.index_location)
@@ -442,15 +442,6 @@ class VlenPartialDecoder:
 # -- module helpers --------------------------------------------------------
 
 
-def _parse_chain(field: str, value: Any) -> CodecChain:
-    if isinstance(value, CodecChain):
-        return value
-    if isinstance(value, (str, bytes, Mapping)) or not isinstance(value, Sequence):
-        raise CodecError(f"codec {NAME!r}: {field!r} must be a list of codecs, got {value!r}")
-    try:
-        return CodecChain.from_json(value)
-    except CodecError as exc:
-        raise type(exc)(f"codec {NAME!r}: {field!r}: {exc}") from None
 
 
 def _bind(field: str, chain: CodecChain, spec: ChunkSpec) -> BoundChain:
@@ -464,14 +455,6 @@ def _bind_data(chain: CodecChain, nbytes: int) -> BoundChain:
     return _bind("data_codecs", chain, ChunkSpec((nbytes,), _UINT8, 0))
 
 
-def _evolve_chain(chain: CodecChain, spec: ChunkSpec) -> CodecChain:
-    out: list[Codec] = []
-    for codec in chain.codecs:
-        codec = codec.evolve(spec)
-        if isinstance(codec, ArrayToArrayCodec):
-            spec = codec.resolve(spec)
-        out.append(codec)
-    return CodecChain(out)
 
 
 def _decode_inner(part: str, bound: BoundChain, encoded: bytes) -> ArrayBytes:

@@ -14,6 +14,7 @@ from typing import Any
 
 import numpy as np
 
+from ..dtypes import parse_int as _parse_int
 from ..errors import MetadataError
 from ._parse import parse_shape
 
@@ -244,19 +245,6 @@ def _b64(value: Any) -> bytes:
     return base64.b64decode(value, validate=True)
 
 
-def _parse_int(value: Any, dtype: np.dtype) -> int:
-    if isinstance(value, bool):
-        raise TypeError("expected an integer, got a boolean")
-    if isinstance(value, float):
-        if not value.is_integer():
-            raise ValueError("expected an integer")
-        value = int(value)
-    if not isinstance(value, int):
-        raise TypeError("expected an integer")
-    info = np.iinfo(dtype)
-    if not info.min <= value <= info.max:
-        raise OverflowError(f"out of range [{info.min}, {info.max}]")
-    return value
 
 
 def _parse_float(value: Any, dtype: np.dtype) -> Any:

@@ -39,7 +39,7 @@ from ...array_bytes import ArrayBytes
 from ...errors import CodecError
 from ...indexing import OrthogonalIndexer
 from .._config import check_choice, check_keys
-from ..abc import ArrayToArrayCodec, ArrayToBytesCodec, ChunkSpec, Codec
+from ..abc import ArrayToBytesCodec, ChunkSpec
 from ..chain import BoundChain, CodecChain
 from ._layout import ShardLayout, normalise_selection
 from .index import NAME, ShardIndex, index_spec
@@ -74,9 +74,9 @@ class ShardingCodec(ArrayToBytesCodec):
         index_location: str = "end",
     ):
         self.chunk_shape: tuple[int, ...] = _parse_chunk_shape(chunk_shape)
-        self.codecs: CodecChain = _parse_chain("codecs", DEFAULT_CODECS if codecs is None else codecs)
-        self.index_codecs: CodecChain = _parse_chain(
-            "index_codecs", DEFAULT_INDEX_CODECS if index_codecs is None else index_codecs
+        self.codecs: CodecChain = CodecChain.from_field(NAME, "codecs", DEFAULT_CODECS if codecs is None else codecs)
+        self.index_codecs: CodecChain = CodecChain.from_field(
+            NAME, "index_codecs", DEFAULT_INDEX_CODECS if index_codecs is None else index_codecs
         )
         self.index_location: str = check_choice(NAME, "index_location", index_location, INDEX_LOCATIONS)
         # The layout bound last: arrays ask again and again for the same spec.
@@ -110,11 +110,11 @@ class ShardingCodec(ArrayToBytesCodec):
     def evolve(self, spec: ChunkSpec) -> ShardingCodec:
         """This codec with its chains' chunk-dependent settings filled in
         (e.g. blosc ``typesize`` of the inner chunks)."""
-        codecs = _evolve_chain(self.codecs, self._inner_spec(spec))
+        codecs = self.codecs.evolve(self._inner_spec(spec))
         index = self.index_codecs
         if len(spec.shape) == len(self.chunk_shape):
             grid = tuple(max(s // c, 1) for s, c in zip(spec.shape, self.chunk_shape))
-            index = _evolve_chain(self.index_codecs, index_spec(grid))
+            index = self.index_codecs.evolve(index_spec(grid))
         if codecs == self.codecs and index == self.index_codecs:
             return self
         return ShardingCodec(self.chunk_shape, codecs, index, self.index_location)
@@ -336,25 +336,8 @@ def _parse_chunk_shape(value: Any) -> tuple[int, ...]:
     return tuple(int(n) for n in value)
 
 
-def _parse_chain(field: str, value: Any) -> CodecChain:
-    if isinstance(value, CodecChain):
-        return value
-    if isinstance(value, (str, bytes, Mapping)) or not isinstance(value, Sequence):
-        raise CodecError(f"codec {NAME!r}: {field!r} must be a list of codecs, got {value!r}")
-    try:
-        return CodecChain.from_json(value)
-    except CodecError as exc:
-        raise type(exc)(f"codec {NAME!r}: {field!r}: {exc}") from None
 
 
-def _evolve_chain(chain: CodecChain, spec: ChunkSpec) -> CodecChain:
-    out: list[Codec] = []
-    for codec in chain.codecs:
-        codec = codec.evolve(spec)
-        if isinstance(codec, ArrayToArrayCodec):
-            spec = codec.resolve(spec)
-        out.append(codec)
-    return CodecChain(out)
 
 
 __all__ = ["ShardingCodec"]
