@@ -39,39 +39,25 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
-import platform
 import shutil
 import statistics
 import sys
-import tempfile
 import time
-from datetime import datetime, timezone
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 import numpy as np
 
-HERE = Path(__file__).resolve().parent
-sys.path.insert(0, str(HERE.parent))  # the repository root: zarrpy from the checkout
-sys.path.insert(0, str(HERE))  # bench_core's helpers
-
+sys.path.insert(0, str(Path(__file__).resolve().parent))  # bench/: the shared harness
+import _harness as H  # noqa: E402  (also puts the repository root on sys.path)
 import zarrpy  # noqa: E402
-from bench_core import (  # noqa: E402
-    ZSTD_JSON,
-    _loadavg,
-    check_equal,
-    git_commit,
-    make_data,
-    stored_files,
-    timed,
-    versions,
-)
+from _harness import ZSTD_JSON, check_equal, make_data  # noqa: E402
 
 OPERATIONS = ("write", "read", "random")
 SEED = 20261201
 LE = {"name": "bytes", "configuration": {"endian": "little"}}
 INDEX_CODECS = [LE, {"name": "crc32c"}]
+PEER_DISTS = ("numpy", "zarr", "numcodecs", "zstandard", "tensorstore", "zarrs")
 
 
 def sharding_json(chunk: int) -> dict[str, Any]:
@@ -91,20 +77,10 @@ def random_chunks(size: int, chunk: int, n: int, seed: int = SEED) -> list[tuple
 
 
 # -- implementations ----------------------------------------------------------
-class Impl:
-    name = "?"
-
-    def write(self, path: str, data: np.ndarray, chunk: int, shard: int) -> None:
-        raise NotImplementedError
-
-    def read(self, path: str) -> np.ndarray:
-        raise NotImplementedError
-
-    def read_many(self, path: str, sels: list[tuple[slice, slice]]) -> list[np.ndarray]:
-        raise NotImplementedError
-
-
-class ZarrpyImpl(Impl):
+# Each writes a whole sharded array (``write(path, data, chunk, shard)``),
+# reads all of it (``read(path)``) and reads a list of selections from one
+# opened array (``read_many(path, sels)``).
+class ZarrpyImpl:
     name = "zarrpy"
 
     def write(self, path, data, chunk, shard):
@@ -120,17 +96,7 @@ class ZarrpyImpl(Impl):
         return [a[s] for s in sels]
 
 
-class ZarrPythonImpl(Impl):
-    name = "zarr-python"
-
-    def __init__(self) -> None:
-        import zarr
-
-        self.zarr = zarr
-
-    def _config(self):
-        return self.zarr.config.set({})
-
+class ZarrPythonImpl(H.ZarrPythonPeer):
     def write(self, path, data, chunk, shard):
         with self._config():
             a = self.zarr.create_array(path, shape=data.shape, dtype=data.dtype, chunks=(chunk, chunk),
@@ -138,79 +104,33 @@ class ZarrPythonImpl(Impl):
                                        overwrite=True)
             a[...] = data
 
-    def read(self, path):
-        with self._config():
-            return self.zarr.open_array(path, mode="r")[...]
-
     def read_many(self, path, sels):
         with self._config():
             a = self.zarr.open_array(path, mode="r")
             return [a[s] for s in sels]
 
-    def pipeline_name(self, path: str) -> str:
-        with self._config():
-            return type(self.zarr.open_array(path, mode="r")._async_array.codec_pipeline).__name__
 
-
-class ZarrsImpl(ZarrPythonImpl):
+class ZarrsImpl(H.ZarrsPipeline, ZarrPythonImpl):
     """zarr-python with the zarrs (Rust) codec pipeline; strict, so no silent fallback."""
 
-    name = "zarr-python+zarrs"
 
-    def __init__(self) -> None:
-        super().__init__()
-        import zarrs  # noqa: F401  (fails here when not installed)
-
-    def _config(self):
-        return self.zarr.config.set(
-            {"codec_pipeline.path": "zarrs.ZarrsCodecPipeline", "codec_pipeline.strict": True}
-        )
-
-
-class TensorstoreImpl(Impl):
-    name = "tensorstore"
-
-    def __init__(self) -> None:
-        import tensorstore
-
-        self.ts = tensorstore
-
-    @staticmethod
-    def _spec(path: str) -> dict[str, Any]:
-        return {"driver": "zarr3", "kvstore": {"driver": "file", "path": path}}
-
+class TensorstoreImpl(H.TensorstorePeer):
     def write(self, path, data, chunk, shard):
-        spec = self._spec(path)
-        spec["metadata"] = {
+        self._create(path, {
             "shape": list(data.shape),
             "data_type": data.dtype.name,
             "chunk_grid": {"name": "regular", "configuration": {"chunk_shape": [shard, shard]}},
             "chunk_key_encoding": {"name": "default"},
             "fill_value": 0,
             "codecs": [sharding_json(chunk)],
-        }
-        t = self.ts.open(spec, create=True, delete_existing=True).result()
-        t.write(data).result()
-
-    def read(self, path):
-        return self.ts.open(self._spec(path), open=True, read=True).result().read().result()
+        }, data)
 
     def read_many(self, path, sels):
-        t = self.ts.open(self._spec(path), open=True, read=True).result()
+        t = self._open(path)
         return [t[s].read().result() for s in sels]
 
 
-def available_impls(wanted: list[str] | None) -> tuple[list[Impl], list[str]]:
-    impls: list[Impl] = [ZarrpyImpl()]
-    skipped = []
-    for cls in (ZarrPythonImpl, TensorstoreImpl, ZarrsImpl):
-        if wanted and cls.name not in wanted:
-            continue
-        try:
-            impls.append(cls())
-        except ImportError as exc:
-            skipped.append(f"{cls.name} ({exc})")
-    return impls, skipped
+PEERS = (ZarrPythonImpl, TensorstoreImpl, ZarrsImpl)
 
 
 # -- the run ------------------------------------------------------------------
@@ -225,115 +145,50 @@ def _check_sharded(path: str, chunk: int, shard: int) -> None:
 
 def run(args: argparse.Namespace) -> dict[str, Any]:
     size, chunk, shard, repeats = args.size, args.chunk, args.shard, args.repeats
-    impls, skipped = available_impls(args.only)
+    impls, skipped = H.available_impls(ZarrpyImpl(), PEERS, args.only)
     data = make_data(size)
     sels = random_chunks(size, chunk, args.reads)
     expected_random = [data[s] for s in sels]
-    work = Path(tempfile.mkdtemp(prefix="zarrpy-bench-sharding-", dir=args.tmpdir))
-    load_before = _loadavg()
-    if load_before and load_before[0] > 0.5 * (os.cpu_count() or 1):
-        print(f"warning: load average {load_before[0]:.2f} on {os.cpu_count()} CPUs; "
-              "other work on the machine skews the times (ratios less so: runs are interleaved)")
-    print(f"array {size}x{size} uint16, inner chunks {chunk}x{chunk}, shards {shard}x{shard}, "
-          f"zstd level {ZSTD_JSON['configuration']['level']}; {args.reads} random inner-chunk reads; "
-          f"{repeats} repeats; in {work}")
-    if skipped:
-        print("skipped: " + "; ".join(skipped))
-    zarr_ref = next((i for i in impls if i.name == "zarr-python"), None) or ZarrPythonImpl()
-    times: dict[str, dict[str, list[float]]] = {i.name: {op: [] for op in OPERATIONS} for i in impls}
-    stored: dict[str, int] = {}
-    try:
-        ref = str(work / "reference.zarr")
-        zarr_ref.write(ref, data, chunk, shard)
-        _check_sharded(ref, chunk, shard)
-        ref_files = stored_files(ref)
-        print(f"reference store: {len(ref_files)} files, {sum(ref_files.values()) / 1e6:.1f} MB "
-              f"(raw {data.nbytes / 1e6:.1f} MB)")
-        for impl in impls:
-            if isinstance(impl, ZarrsImpl):
-                pipe = impl.pipeline_name(ref)
-                if "Zarrs" not in pipe:
-                    raise AssertionError(f"zarrs pipeline not in use (got {pipe})")
+    with H.Comparison("zarrpy-bench-sharding-", args.tmpdir) as c:
+        print(f"array {size}x{size} uint16, inner chunks {chunk}x{chunk}, shards {shard}x{shard}, "
+              f"zstd level {ZSTD_JSON['configuration']['level']}; {args.reads} random inner-chunk reads; "
+              f"{repeats} repeats; in {c.work}")
+        if skipped:
+            print("skipped: " + "; ".join(skipped))
+        zarr_ref = H.reference_peer(impls, ZarrPythonImpl)
+        readers = [("zarr-python", zarr_ref.read), ("zarrpy", ZarrpyImpl().read)]
 
-        def one_round(rnd: int, order: list[Impl], verify: bool) -> None:
-            for op in OPERATIONS:
-                for impl in order:
-                    if op == "write":
-                        path = str(work / f"w-{impl.name}-{rnd}.zarr")
-                        dt, _ = timed(lambda: impl.write(path, data, chunk, shard))
-                        if verify:
-                            _check_sharded(path, chunk, shard)
-                            files = stored_files(path)
-                            if {k for k in files if k != "zarr.json"} != {k for k in ref_files if k != "zarr.json"}:
-                                raise AssertionError(f"{impl.name} wrote other shard keys than zarr-python")
-                            stored[impl.name] = sum(files.values())
-                            check_equal(f"{impl.name} write, read by zarr-python", zarr_ref.read(path), data)
-                            check_equal(f"{impl.name} write, read by zarrpy", ZarrpyImpl().read(path), data)
-                        shutil.rmtree(path)
-                    elif op == "read":
-                        dt, got = timed(lambda: impl.read(ref))
-                        check_equal(f"{impl.name} read", got, data)
-                    else:
-                        dt, got = timed(lambda: impl.read_many(ref, sels))
-                        if len(got) != len(sels):
-                            raise AssertionError(f"{impl.name}: {len(got)} results for {len(sels)} reads")
-                        for i, (g, e) in enumerate(zip(got, expected_random)):
-                            check_equal(f"{impl.name} random read {i}", g, e)
-                    got = None  # keep no result alive into the next timing
-                    if not verify:
-                        times[impl.name][op].append(dt)
+        def write_reference(path: str) -> None:
+            zarr_ref.write(path, data, chunk, shard)
+            _check_sharded(path, chunk, shard)
 
-        t_start = time.perf_counter()
-        one_round(-1, impls, verify=True)
-        print(f"warm-up and verification done ({time.perf_counter() - t_start:.1f} s)")
-        for rep in range(repeats):
-            k = rep % len(impls)
-            one_round(rep, impls[k:] + impls[:k], verify=False)
-            print(f"  repetition {rep + 1}/{repeats} done", flush=True)
-    finally:
-        shutil.rmtree(work, ignore_errors=True)
+        ref = c.reference(write_reference, data.nbytes)
+        H.check_zarrs_in_use(impls, ref)
 
-    medians = {name: {op: statistics.median(ts) for op, ts in per.items()} for name, per in times.items()}
-    ratios = {
-        name: {op: medians[name][op] / medians["zarrpy"][op] for op in OPERATIONS}
-        for name in medians if name != "zarrpy"
-    }
-    return {
-        "date": datetime.now(timezone.utc).isoformat(timespec="seconds"),
-        "machine": {"platform": platform.platform(), "processor": platform.machine(),
-                    "cpu_count": os.cpu_count(), "loadavg_before": load_before, "loadavg_after": _loadavg()},
-        "versions": versions(),
-        "zarrpy_commit": git_commit(),
-        "settings": {"size": size, "chunk": chunk, "shard": shard, "repeats": repeats, "reads": args.reads,
-                     "dtype": data.dtype.name, "codecs": sharding_json(chunk), "seed": SEED,
-                     "raw_bytes": int(data.nbytes)},
-        "skipped": skipped,
-        "stored_bytes": stored,
-        "times_s": times,
-        "median_s": medians,
-        "ratio_peer_over_zarrpy": ratios,
-    }
+        def verify_write(impl, path: str) -> None:
+            _check_sharded(path, chunk, shard)
+            c.check_written(impl.name, path, readers, data, check_equal, what="shard")
 
+        def check_random(name: str, got: list) -> None:
+            if len(got) != len(sels):
+                raise AssertionError(f"{name}: {len(got)} results for {len(sels)} reads")
+            for i, (g, e) in enumerate(zip(got, expected_random)):
+                check_equal(f"{name} random read {i}", g, e)
 
-def format_table(result: dict[str, Any]) -> str:
-    med = result["median_s"]
-    ratios = result["ratio_peer_over_zarrpy"]
-    header = (["implementation"] + [f"{op} (s)" for op in OPERATIONS] + [f"{op} ratio" for op in OPERATIONS]
-              + ["stored MB"])
-    rows = []
-    for name in med:
-        row = [name] + [f"{med[name][op]:.3f}" for op in OPERATIONS]
-        row += ["-" if name == "zarrpy" else f"{ratios[name][op]:.2f}" for op in OPERATIONS]
-        nbytes = result["stored_bytes"].get(name)
-        row.append(f"{nbytes / 1e6:.2f}" if nbytes else "-")
-        rows.append(row)
-    widths = [max(len(r[i]) for r in [header, *rows]) for i in range(len(header))]
+        def measure(op: str, impl, rnd: int, verify: bool) -> float:
+            if op == "write":
+                return c.timed_write(impl, rnd, lambda path: impl.write(path, data, chunk, shard),
+                                     (lambda path: verify_write(impl, path)) if verify else None)
+            if op == "read":
+                return c.timed_read(lambda: impl.read(ref), lambda got: check_equal(f"{impl.name} read", got, data))
+            return c.timed_read(lambda: impl.read_many(ref, sels), lambda got: check_random(impl.name, got))
 
-    def line(r):
-        return "| " + " | ".join(c.ljust(w) if i == 0 else c.rjust(w) for i, (c, w) in enumerate(zip(r, widths))) + " |"
-
-    sep = "|" + "|".join("-" * (w + 2) if i == 0 else "-" * (w + 1) + ":" for i, w in enumerate(widths)) + "|"
-    return "\n".join([line(header), sep, *(line(r) for r in rows)])
+        times = H.run_rounds(impls, OPERATIONS, repeats, measure)
+    return c.record(
+        times, OPERATIONS, versions=H.versions(*PEER_DISTS), skipped=skipped,
+        settings={"size": size, "chunk": chunk, "shard": shard, "repeats": repeats, "reads": args.reads,
+                  "dtype": data.dtype.name, "codecs": sharding_json(chunk), "seed": SEED,
+                  "raw_bytes": int(data.nbytes)})
 
 
 # -- profile: zarrpy's phases, timed one by one ---------------------------------
@@ -347,14 +202,8 @@ def profile(args: argparse.Namespace) -> None:
     size, chunk, shard = args.size, args.chunk, args.shard
     data = make_data(size)
     sels = random_chunks(size, chunk, args.reads)
-    work = Path(tempfile.mkdtemp(prefix="zarrpy-profile-sharding-", dir=args.tmpdir))
-    phases: dict[str, list[float]] = {}
-
-    def clock(name: str, fn: Callable[[], Any]) -> Any:
-        t0 = time.perf_counter()
-        out = fn()
-        phases.setdefault(name, []).append(time.perf_counter() - t0)
-        return out
+    work = H.make_workdir("zarrpy-profile-sharding-", args.tmpdir)
+    clock = H.PhaseClock()
 
     try:
         path = str(work / "p.zarr")
@@ -418,17 +267,17 @@ def profile(args: argparse.Namespace) -> None:
                 t_index += t1 - t0
                 t_data += t2 - t1
                 t_decode += t3 - t2
-            phases.setdefault("random: index read + decode", []).append(t_index)
-            phases.setdefault("random: inner chunk range read", []).append(t_data)
-            phases.setdefault("random: inner chunk decode", []).append(t_decode)
+            clock.add("random: index read + decode", t_index)
+            clock.add("random: inner chunk range read", t_data)
+            clock.add("random: inner chunk decode", t_decode)
             arr = clock("random: open_array", lambda: zarrpy.open_array(path, mode="r"))
             clock(f"random: {len(sels)} x a[sel] through the array", lambda: [arr[s] for s in sels])
     finally:
         shutil.rmtree(work, ignore_errors=True)
     print(f"zarrpy phases, {size}x{size} uint16, inner {chunk}, shards {shard}, one thread unless "
           f"'through the array'; medians of {args.repeats} (ms)")
-    width = max(len(k) for k in phases)
-    for name, ts in phases.items():
+    width = max(len(k) for k in clock.phases)
+    for name, ts in clock.phases.items():
         total = statistics.median(_sum_per_rep(ts, args.repeats))
         print(f"  {name.ljust(width)}  {total * 1e3:9.1f}")
 
@@ -447,11 +296,9 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--reads", type=int, default=300, help="random inner-chunk reads (default 300)")
     p.add_argument("--repeats", type=int, default=9, help="timed repetitions (default 9)")
     p.add_argument("--quick", action="store_true", help="tiny smoke run: size 512, chunk 64, shard 128, 2 repeats")
-    p.add_argument("--only", nargs="+", metavar="NAME",
-                   help="peers to include besides zarrpy (zarr-python, tensorstore, zarr-python+zarrs)")
+    H.add_only_option(p)
     p.add_argument("--profile", action="store_true", help="time zarrpy's phases instead of comparing")
-    p.add_argument("--tmpdir", default=None, help="parent directory of the temporary stores")
-    p.add_argument("--json", metavar="PATH", help="also save the results as JSON")
+    H.add_output_options(p)
     args = p.parse_args(argv)
     if args.quick:
         args.size, args.chunk, args.shard, args.repeats, args.reads = 512, 64, 128, 2, 50
@@ -459,17 +306,7 @@ def main(argv: list[str] | None = None) -> int:
         p.error("--size, --chunk, --shard, --reads and --repeats must be positive")
     if args.shard % args.chunk or args.size % args.shard:
         p.error("--shard must be a multiple of --chunk and --size a multiple of --shard")
-    if args.profile:
-        profile(args)
-        return 0
-    result = run(args)
-    print()
-    print(format_table(result))
-    print("\nmedian seconds; ratio = peer median / zarrpy median (above 1: zarrpy is faster)")
-    if args.json:
-        Path(args.json).write_text(json.dumps(result, indent=2) + "\n")
-        print(f"saved {args.json}")
-    return 0
+    return H.run_and_report(args, run, OPERATIONS, profile)
 
 
 if __name__ == "__main__":

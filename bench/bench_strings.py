@@ -28,26 +28,17 @@ The table shows medians and ``peer / zarrpy`` (above 1: zarrpy is faster).
 from __future__ import annotations
 
 import argparse
-import json
-import os
-import platform
 import shutil
 import statistics
 import sys
-import tempfile
-import time
-from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
-HERE = Path(__file__).resolve().parent
-sys.path.insert(0, str(HERE.parent))  # the repository root: zarrpy from the checkout
-sys.path.insert(0, str(HERE))  # bench_core's helpers
-
+sys.path.insert(0, str(Path(__file__).resolve().parent))  # bench/: the shared harness
+import _harness as H  # noqa: E402  (also puts the repository root on sys.path)
 import zarrpy  # noqa: E402
-from bench_core import _loadavg, git_commit, stored_files, timed  # noqa: E402
 
 SEED = 20261130
 STRING_DTYPE = np.dtypes.StringDType()
@@ -114,16 +105,7 @@ class ZarrPythonImpl:
         return self.zarr.open_array(path, mode="r")[sel]
 
 
-def versions() -> dict[str, str]:
-    from importlib import metadata as importlib_metadata
-
-    out = {"python": platform.python_version()}
-    for dist in ("numpy", "zarr", "numcodecs", "zstandard"):
-        try:
-            out[dist] = importlib_metadata.version(dist)
-        except importlib_metadata.PackageNotFoundError:
-            pass
-    return out
+PEER_DISTS = ("numpy", "zarr", "numcodecs", "zstandard")
 
 
 def check_strings(what: str, got: Any, expected: np.ndarray) -> None:
@@ -144,89 +126,28 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
     expected_region = data[sel]
     utf8_nbytes = sum(len(s.encode("utf-8")) for s in data.tolist())
     impls = [ZarrpyImpl(), ZarrPythonImpl()]
-    work = Path(tempfile.mkdtemp(prefix="zarrpy-bench-strings-", dir=args.tmpdir))
-    load_before = _loadavg()
-    if load_before and load_before[0] > 0.5 * (os.cpu_count() or 1):
-        print(f"warning: load average {load_before[0]:.2f} on {os.cpu_count()} CPUs; "
-              "other work on the machine skews the times (ratios less so: runs are interleaved)")
-    print(f"{n} strings ({utf8_nbytes / 1e6:.1f} MB of UTF-8), chunks of {chunk}, vlen-utf8 + zstd level 0; "
-          f"region [{sel.start}:{sel.stop}]; {repeats} repeats; in {work}")
-    zarr_ref = impls[1]
-    times: dict[str, dict[str, list[float]]] = {i.name: {op: [] for op in OPERATIONS} for i in impls}
-    stored: dict[str, int] = {}
-    try:
-        ref = str(work / "reference.zarr")
-        zarr_ref.write(ref, data, chunk)
-        ref_files = stored_files(ref)
-        ref_chunks = {k for k in ref_files if k != "zarr.json"}
-        print(f"reference store: {len(ref_files)} files, {sum(ref_files.values()) / 1e6:.2f} MB")
+    with H.Comparison("zarrpy-bench-strings-", args.tmpdir) as c:
+        print(f"{n} strings ({utf8_nbytes / 1e6:.1f} MB of UTF-8), chunks of {chunk}, vlen-utf8 + zstd level 0; "
+              f"region [{sel.start}:{sel.stop}]; {repeats} repeats; in {c.work}")
+        zarr_ref = impls[1]
+        readers = [("zarr-python", zarr_ref.read), ("zarrpy", ZarrpyImpl().read)]
+        ref = c.reference(lambda path: zarr_ref.write(path, data, chunk), digits=2)
 
-        def one_round(rnd: int, order: list, verify: bool) -> None:
-            for op in OPERATIONS:
-                for impl in order:
-                    if op == "write":
-                        path = str(work / f"w-{impl.name}-{rnd}.zarr")
-                        dt, _ = timed(lambda: impl.write(path, data, chunk))
-                        if verify:
-                            files = stored_files(path)
-                            if {k for k in files if k != "zarr.json"} != ref_chunks:
-                                raise AssertionError(f"{impl.name} wrote other chunk keys than zarr-python")
-                            stored[impl.name] = sum(files.values())
-                            check_strings(f"{impl.name} write, read by zarr-python", zarr_ref.read(path), data)
-                            check_strings(f"{impl.name} write, read by zarrpy", ZarrpyImpl().read(path), data)
-                        shutil.rmtree(path)
-                    elif op == "read":
-                        dt, got = timed(lambda: impl.read(ref))
-                        check_strings(f"{impl.name} read", got, data)
-                    else:
-                        dt, got = timed(lambda: impl.read_region(ref, sel))
-                        check_strings(f"{impl.name} region read", got, expected_region)
-                    got = None
-                    if not verify:
-                        times[impl.name][op].append(dt)
+        def measure(op: str, impl, rnd: int, verify: bool) -> float:
+            if op == "write":
+                verify_write = lambda path: c.check_written(impl.name, path, readers, data, check_strings)  # noqa: E731
+                return c.timed_write(impl, rnd, lambda path: impl.write(path, data, chunk),
+                                     verify_write if verify else None)
+            if op == "read":
+                return c.timed_read(lambda: impl.read(ref), lambda got: check_strings(f"{impl.name} read", got, data))
+            return c.timed_read(lambda: impl.read_region(ref, sel),
+                                lambda got: check_strings(f"{impl.name} region read", got, expected_region))
 
-        t0 = time.perf_counter()
-        one_round(-1, impls, verify=True)
-        print(f"warm-up and verification done ({time.perf_counter() - t0:.1f} s)")
-        for rep in range(repeats):
-            k = rep % len(impls)
-            one_round(rep, impls[k:] + impls[:k], verify=False)
-            print(f"  repetition {rep + 1}/{repeats} done", flush=True)
-    finally:
-        shutil.rmtree(work, ignore_errors=True)
-
-    medians = {name: {op: statistics.median(ts) for op, ts in per.items()} for name, per in times.items()}
-    ratios = {name: {op: medians[name][op] / medians["zarrpy"][op] for op in OPERATIONS}
-              for name in medians if name != "zarrpy"}
-    return {
-        "date": datetime.now(timezone.utc).isoformat(timespec="seconds"),
-        "machine": {"platform": platform.platform(), "processor": platform.machine(),
-                    "cpu_count": os.cpu_count(), "loadavg_before": load_before, "loadavg_after": _loadavg()},
-        "versions": versions(),
-        "zarrpy_commit": git_commit(),
-        "settings": {"n": n, "chunk": chunk, "repeats": repeats, "seed": SEED,
-                     "region": [sel.start, sel.stop], "utf8_bytes": utf8_nbytes},
-        "stored_bytes": stored,
-        "times_s": times,
-        "median_s": medians,
-        "ratio_peer_over_zarrpy": ratios,
-    }
-
-
-def format_table(result: dict[str, Any]) -> str:
-    med, ratios = result["median_s"], result["ratio_peer_over_zarrpy"]
-    header = ["implementation"] + [f"{op} (s)" for op in OPERATIONS] + [f"{op} ratio" for op in OPERATIONS] + ["stored MB"]
-    rows = []
-    for name in med:
-        row = [name] + [f"{med[name][op]:.3f}" for op in OPERATIONS]
-        row += ["-" if name == "zarrpy" else f"{ratios[name][op]:.2f}" for op in OPERATIONS]
-        nbytes = result["stored_bytes"].get(name)
-        row.append(f"{nbytes / 1e6:.2f}" if nbytes else "-")
-        rows.append(row)
-    widths = [max(len(r[i]) for r in [header, *rows]) for i in range(len(header))]
-    line = lambda r: "| " + " | ".join(c.ljust(w) if i == 0 else c.rjust(w) for i, (c, w) in enumerate(zip(r, widths))) + " |"  # noqa: E731
-    sep = "|" + "|".join("-" * (w + 2) if i == 0 else "-" * (w + 1) + ":" for i, w in enumerate(widths)) + "|"
-    return "\n".join([line(header), sep, *(line(r) for r in rows)])
+        times = H.run_rounds(impls, OPERATIONS, repeats, measure)
+    return c.record(
+        times, OPERATIONS, versions=H.versions(*PEER_DISTS),
+        settings={"n": n, "chunk": chunk, "repeats": repeats, "seed": SEED,
+                  "region": [sel.start, sel.stop], "utf8_bytes": utf8_nbytes})
 
 
 # -- profile: zarrpy's phases, timed one by one ---------------------------------
@@ -243,14 +164,8 @@ def profile(args: argparse.Namespace) -> None:
     data = make_strings(args.n)
     chunks = [data[i:i + args.chunk] for i in range(0, args.n, args.chunk)]
     zstd = ZstdCodec(level=0)
-    work = Path(tempfile.mkdtemp(prefix="zarrpy-profile-strings-", dir=args.tmpdir))
-    phases: dict[str, list[float]] = {}
-
-    def clock(name: str, fn):
-        t0 = time.perf_counter()
-        out = fn()
-        phases.setdefault(name, []).append(time.perf_counter() - t0)
-        return out
+    work = H.make_workdir("zarrpy-profile-strings-", args.tmpdir)
+    clock = H.PhaseClock()
 
     try:
         for rep in range(args.repeats):
@@ -287,7 +202,7 @@ def profile(args: argparse.Namespace) -> None:
         shutil.rmtree(work, ignore_errors=True)
     print(f"zarrpy phases, {args.n} strings in chunks of {args.chunk}, median of {args.repeats} "
           "(phases on one thread, summed over all chunks; the whole operations use zarrpy's pool):")
-    for name, ts in phases.items():
+    for name, ts in clock.phases.items():
         print(f"  {name:45s} {statistics.median(ts) * 1e3:8.1f} ms")
 
 
@@ -328,24 +243,13 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--repeats", type=int, default=7, help="timed repetitions (default 7)")
     p.add_argument("--quick", action="store_true", help="smoke run: 50,000 strings, chunks of 5,000, 2 repeats")
     p.add_argument("--profile", action="store_true", help="time zarrpy's phases instead of comparing")
-    p.add_argument("--tmpdir", default=None, help="parent directory of the temporary stores")
-    p.add_argument("--json", metavar="PATH", help="also save the results as JSON")
+    H.add_output_options(p)
     args = p.parse_args(argv)
     if args.quick:
         args.n, args.chunk, args.repeats = 50_000, 5_000, 2
     if args.n < 1 or args.chunk < 1 or args.repeats < 1:
         p.error("--n, --chunk and --repeats must be positive")
-    if args.profile:
-        profile(args)
-        return 0
-    result = run(args)
-    print()
-    print(format_table(result))
-    print("\nmedian seconds; ratio = peer median / zarrpy median (above 1: zarrpy is faster)")
-    if args.json:
-        Path(args.json).write_text(json.dumps(result, indent=2) + "\n")
-        print(f"saved {args.json}")
-    return 0
+    return H.run_and_report(args, run, OPERATIONS, profile)
 
 
 if __name__ == "__main__":

@@ -26,18 +26,15 @@ zarrpy and must equal the input; arrays that zarr-python can read
 from __future__ import annotations
 
 import argparse
-import platform
 import sys
 from datetime import datetime, timezone
-from importlib import metadata as importlib_metadata
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
-# Run from a checkout without installing: make the repository root importable.
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
-
+sys.path.insert(0, str(Path(__file__).resolve().parent))  # bench/: the shared harness
+import _harness as H  # noqa: E402  (also puts the repository root on sys.path)
 import zarrpy  # noqa: E402
 from zarrpy.stores.memory import MemoryStore  # noqa: E402
 
@@ -126,12 +123,8 @@ def _check_with_zarr_python(backing: dict[str, bytes], names: list[str], seriali
 
 
 def versions() -> dict[str, str]:
-    out = {"python": platform.python_version()}
-    for dist in ("numpy", "zstandard", "numcodecs", "zarr"):
-        try:
-            out[dist] = importlib_metadata.version(dist)
-        except importlib_metadata.PackageNotFoundError:
-            pass
+    """The harness's package versions plus the C libraries behind blosc and zstd."""
+    out = H.versions("numpy", "zstandard", "numcodecs", "zarr")
     try:
         import numcodecs.blosc
 
