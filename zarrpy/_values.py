@@ -16,6 +16,7 @@ from .array_bytes import ArrayBytes
 from .dtypes import DataType
 from .errors import CodecError, SelectionError
 from .metadata.v3 import ArrayMetadataV3
+from .ragged import RaggedArray
 
 
 def coerce_value(value: Any, data_type: DataType, shape: Shape) -> np.ndarray:
@@ -116,3 +117,35 @@ def all_equal(chunk: np.ndarray, fill: Any) -> bool:
         view = np.dtype(f"u{itemsize}")
         return bool(np.all(chunk.reshape(-1).view(view) == fill_bytes.view(view)[0]))
     return bool(np.all(chunk.reshape(-1).view(np.uint8).reshape(-1, itemsize) == fill_bytes.view(np.uint8)))
+
+
+def empty_elements(shape: Shape, dtype: np.dtype) -> np.ndarray:
+    """An object array of empty 1-D arrays: the fill of a ragged array."""
+    out = np.empty(shape, dtype=object)
+    flat = out.reshape(-1)
+    for i in range(flat.size):
+        flat[i] = np.empty(0, dtype=dtype)
+    return out
+
+
+def coerce_ragged(value: Any, dtype: np.dtype, shape: Shape) -> np.ndarray:
+    """An object array of 1-D ``dtype`` arrays broadcast to ``shape``."""
+    if isinstance(value, RaggedArray):
+        arr = value.astype(dtype).to_object_array()
+    elif isinstance(value, np.ndarray) and value.dtype != object:
+        arr = np.empty((), dtype=object)  # a single element
+        arr[()] = value.astype(dtype).reshape(-1)
+    else:
+        items = list(value) if not isinstance(value, np.ndarray) else list(value.reshape(-1))
+        arr = np.empty(len(items), dtype=object)
+        for i, item in enumerate(items):
+            element = np.asarray(item)
+            if element.ndim != 1 or element.dtype.kind not in "biuf":
+                raise TypeError(f"element at position {i} of a ragged array must be a 1-D numeric array")
+            arr[i] = element.astype(dtype)
+        if isinstance(value, np.ndarray):
+            arr = arr.reshape(value.shape)
+    try:
+        return np.broadcast_to(arr, shape)
+    except ValueError:
+        raise SelectionError(f"value of shape {arr.shape} cannot be broadcast to the selection shape {shape}") from None

@@ -9,11 +9,11 @@ the same path backwards (read-modify-write only for partly covered chunks).
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
 from typing import Any, Iterable, Mapping, Sequence
 
 import numpy as np
 
+from ._info import ArrayInfo
 from ._node import ARRAY_METADATA, Node, join_key, read_metadata
 from .convert import v2_to_v3
 from .metadata.v2 import ArrayMetadataV2
@@ -32,7 +32,7 @@ from .errors import (
 from .indexing import ChunkProjection, OrthogonalIndexer
 from .ragged import RaggedArray
 from ._locks import locked
-from ._values import all_equal, coerce_value, fill_scalar, from_numpy, to_numpy
+from ._values import all_equal, coerce_ragged, coerce_value, empty_elements, fill_scalar, from_numpy, to_numpy
 from .metadata.v3 import ArrayMetadataV3
 from .stores.abc import Store
 
@@ -190,6 +190,7 @@ class Array(Node):
 
     @property
     def info(self) -> ArrayInfo:
+        """A printable summary (``print(a.info)``)."""
         return ArrayInfo(self)
 
     def __repr__(self) -> str:
@@ -256,7 +257,7 @@ class Array(Node):
 
     def _fill_block(self, shape: Shape) -> Any:
         """What to assign where a missing chunk is read."""
-        return self._fill if self._ragged is None else _empty_elements(shape, self._ragged)
+        return self._fill if self._ragged is None else empty_elements(shape, self._ragged)
 
     def _read_into(self, out: np.ndarray, proj: ChunkProjection, data: bytes | None) -> None:
         if data is None:
@@ -408,7 +409,7 @@ class Array(Node):
 
     def _fill_chunk(self) -> np.ndarray:
         if self._ragged is not None:
-            return _empty_elements(self._grid.chunk_shape, self._ragged)
+            return empty_elements(self._grid.chunk_shape, self._ragged)
         return np.full(self._grid.chunk_shape, self._fill, dtype=self.dtype)
 
     # -- writing -------------------------------------------------------
@@ -424,7 +425,7 @@ class Array(Node):
     def _write(self, indexer: OrthogonalIndexer, value: Any) -> None:
         self._check_writable()
         if self._ragged is not None:
-            value = _coerce_ragged(value, self._ragged, indexer.shape)
+            value = coerce_ragged(value, self._ragged, indexer.shape)
         else:
             value = coerce_value(value, self._v3.data_type, indexer.shape)
         self._write_projections(
@@ -598,70 +599,8 @@ class _OIndex:
         self._array.set_orthogonal_selection(selection, value)
 
 
-@dataclass
-class ArrayInfo:
-    """A printable summary of an array (``print(a.info)``)."""
-
-    array: Array
-
-    def as_dict(self) -> dict[str, Any]:
-        a = self.array
-        return {
-            "name": a.name,
-            "type": "Array",
-            "zarr_format": a.zarr_format,
-            "data_type": a._v3.data_type.name,
-            "shape": a.shape,
-            "chunk_shape": a.chunks,
-            "fill_value": a._v3.data_type.fill_to_json(a.fill_value),
-            "codecs": [c.to_json() for c in a.codecs],
-            "read_only": a.read_only,
-            "store": type(a.store).__name__,
-            "nbytes": a.nbytes,
-            "nbytes_stored": a.nbytes_stored(),
-            "chunks_initialized": f"{a.nchunks_initialized}/{a.nchunks}",
-        }
-
-    def __str__(self) -> str:
-        d = self.as_dict()
-        width = max(len(k) for k in d)
-        return "\n".join(f"{k.ljust(width)} : {v}" for k, v in d.items())
-
-
-def _empty_elements(shape: Shape, dtype: np.dtype) -> np.ndarray:
-    """An object array of empty 1-D arrays: the fill of a ragged array."""
-    out = np.empty(shape, dtype=object)
-    flat = out.reshape(-1)
-    for i in range(flat.size):
-        flat[i] = np.empty(0, dtype=dtype)
-    return out
-
-
-def _coerce_ragged(value: Any, dtype: np.dtype, shape: Shape) -> np.ndarray:
-    """An object array of 1-D ``dtype`` arrays broadcast to ``shape``."""
-    if isinstance(value, RaggedArray):
-        arr = value.astype(dtype).to_object_array()
-    elif isinstance(value, np.ndarray) and value.dtype != object:
-        arr = np.empty((), dtype=object)  # a single element
-        arr[()] = value.astype(dtype).reshape(-1)
-    else:
-        items = list(value) if not isinstance(value, np.ndarray) else list(value.reshape(-1))
-        arr = np.empty(len(items), dtype=object)
-        for i, item in enumerate(items):
-            element = np.asarray(item)
-            if element.ndim != 1 or element.dtype.kind not in "biuf":
-                raise TypeError(f"element at position {i} of a ragged array must be a 1-D numeric array")
-            arr[i] = element.astype(dtype)
-        if isinstance(value, np.ndarray):
-            arr = arr.reshape(value.shape)
-    try:
-        return np.broadcast_to(arr, shape)
-    except ValueError:
-        raise SelectionError(f"value of shape {arr.shape} cannot be broadcast to the selection shape {shape}") from None
-
-
 def _reopen(store: Store, path: str, read_only: bool, write_empty_chunks: bool) -> Array:
     return Array.open(store, path, read_only=read_only, write_empty_chunks=write_empty_chunks)
 
 
-__all__ = ["Array", "ArrayInfo"]
+__all__ = ["Array"]
