@@ -70,7 +70,7 @@ class Array(Node):
         self._spec = ChunkSpec(metadata.chunk_shape, metadata.data_type, metadata.fill_value)
         self._bound = self._chain.bind(self._spec)
         self._numpy_path = self._bound.has_numpy_path
-        self._can_read_partially = self._bound.partial_decoder(self._store.reader("")) is not None
+        self._can_read_partially = self._bound.has_partial_decoder
         # A sharded array: the chain is one codec that can also update a stored
         # shard in place of a read-decode-merge-encode of the whole shard.
         a2b = self._chain.array_to_bytes
@@ -352,28 +352,27 @@ class Array(Node):
         groups = self._block_items(coords_list)
 
         def read_group(batch: list[ChunkCoords]) -> None:
-            whole = [g for g in batch if not self._can_read_partially]
-            raw = self._fetch([self.chunk_key(g) for g in whole])
-            for outer, data in zip(whole, raw):
-                chunk = self._fill_chunk() if data is None else self._decode_chunk(outer, data)
-                for i, _, sel in groups[outer]:
-                    results[i] = np.array(chunk[(*sel, Ellipsis)])
+            if not self._can_read_partially:
+                for outer, data in zip(batch, self._fetch([self.chunk_key(g) for g in batch])):
+                    chunk = self._fill_chunk() if data is None else self._decode_chunk(outer, data)
+                    for i, _, sel in groups[outer]:
+                        results[i] = np.array(chunk[(*sel, Ellipsis)])
+                return
             for outer in batch:
-                if self._can_read_partially:
-                    key = self.chunk_key(outer)
-                    decoder = self._partial_decoder(key)
-                    members = groups[outer]
-                    try:
-                        if hasattr(decoder, "decode_selections"):  # one batched read per shard
-                            parts = decoder.decode_selections([sel for _, _, sel in members])
-                        else:
-                            parts = [decoder.decode_selection(sel) for _, _, sel in members]
-                        for (i, _, sel), part in zip(members, parts):
-                            shape = tuple(s.stop - s.start for s in sel)
-                            results[i] = (np.full(shape, self._fill, dtype=self.dtype) if part is None
-                                          else to_numpy(part, self._v3.data_type).reshape(shape))
-                    except CodecError as exc:
-                        raise at_key(exc, key) from exc
+                key = self.chunk_key(outer)
+                decoder = self._partial_decoder(key)
+                members = groups[outer]
+                try:
+                    if hasattr(decoder, "decode_selections"):  # one batched read per shard
+                        parts = decoder.decode_selections([sel for _, _, sel in members])
+                    else:
+                        parts = [decoder.decode_selection(sel) for _, _, sel in members]
+                    for (i, _, sel), part in zip(members, parts):
+                        shape = tuple(s.stop - s.start for s in sel)
+                        results[i] = (np.full(shape, self._fill, dtype=self.dtype) if part is None
+                                      else to_numpy(part, self._v3.data_type).reshape(shape))
+                except CodecError as exc:
+                    raise at_key(exc, key) from exc
 
         for_each_batch(read_group, list(groups))
         return results
@@ -446,7 +445,7 @@ class Array(Node):
         encoded: list[tuple[str, bytes | None]] = []
 
         def encode_batch(batch: list[str]) -> None:
-            reread = [k for k in batch if k in needs_set]
+            reread = [k for k in batch if k not in covered]
             old = dict(zip(reread, self._fetch(reread)))
             encoded.extend((k, self._merge_and_encode(k, by_key[k], old.get(k), k in covered)) for k in batch)
 
@@ -457,7 +456,6 @@ class Array(Node):
                 else:
                     self._store.set(key, data)
 
-        needs_set = set(needs_old)
         with locked(self._lock_token, needs_old):
             for_each_batch(encode_batch, list(by_key))
             for_each_batch(store_batch, encoded)

@@ -169,6 +169,13 @@ class BoundChain:
             data = b2b.decode(data, self._a2b_spec)
         return codec.decode_numpy(data, self._a2b_spec)
 
+    @property
+    def has_partial_decoder(self) -> bool:
+        """True when :meth:`partial_decoder` offers one."""
+        return not self.chain.array_to_array and not self.chain.bytes_to_bytes and hasattr(
+            self.chain.array_to_bytes, "partial_decoder"
+        )
+
     def partial_decoder(self, read, **options):
         """A decoder of chosen elements that reads only what it needs, or None.
 
@@ -177,10 +184,9 @@ class BoundChain:
         other codec around it, the stored bytes must be decoded whole anyway.
         ``read(byte_request)`` returns a byte range of the stored chunk.
         """
-        if self.chain.array_to_array or self.chain.bytes_to_bytes:
+        if not self.has_partial_decoder:
             return None
-        make = getattr(self.chain.array_to_bytes, "partial_decoder", None)
-        return None if make is None else make(read, self._a2b_spec, **options)
+        return self.chain.array_to_bytes.partial_decoder(read, self._a2b_spec, **options)
 
 
 def _check_shape(chunk: ArrayBytes, spec: ChunkSpec, codec: Codec) -> None:
