@@ -8,7 +8,7 @@
 """
 
 from .api import create_array, create_group, open, open_array, open_group
-from .array import Array
+from ._array import Array
 from .consolidated import consolidate_metadata
 from .codecs.registry import register_codec
 from .errors import (
@@ -26,7 +26,7 @@ from .errors import (
     UnknownCodecError,
     ZarrpyError,
 )
-from .group import Group
+from ._group import Group
 from .migrate import migrate_v3
 from .ragged import RaggedArray
 

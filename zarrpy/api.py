@@ -16,9 +16,9 @@ import numpy as np
 from ._create import build_array_metadata, node_exists, prepare_node
 from ._node import ARRAY_METADATA, normalize_path, read_node, write_metadata
 from ._values import coerce_value
-from .array import Array
+from ._array import Array
 from .errors import NodeNotFoundError
-from .group import Group
+from ._group import Group
 from .convert import v3_to_v2
 from .metadata.v2 import ArrayMetadataV2
 from .metadata.v3 import ArrayMetadataV3

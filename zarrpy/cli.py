@@ -15,7 +15,7 @@ from pathlib import Path
 import numpy as np
 
 from . import api
-from .array import Array
+from ._array import Array
 from .errors import ZarrpyError
 
 

@@ -55,7 +55,7 @@ from .metadata.v2 import ArrayMetadataV2, GroupMetadataV2, dump_consolidated_v2,
 from .metadata.v3 import ArrayMetadataV3, GroupMetadataV3
 
 if TYPE_CHECKING:
-    from .group import Group
+    from ._group import Group
 
 CONSOLIDATED_MEMBER = "consolidated_metadata"
 """The member of a V3 group's ``zarr.json`` that holds inline consolidated metadata."""
@@ -238,7 +238,7 @@ def consolidate_metadata(
     ReadOnlyError
         If the store or the group is read-only.
     """
-    from .group import Group
+    from ._group import Group
     from .stores import store_from_url
 
     if isinstance(group_or_store_or_path, Group):

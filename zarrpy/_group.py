@@ -16,7 +16,7 @@ from ._node import (
     walk_metadata,
     write_metadata,
 )
-from .array import Array
+from ._array import Array
 from .consolidated import ConsolidatedMetadata, load_consolidated
 from .errors import MetadataError, NodeExistsError, NodeNotFoundError
 from .metadata.v2 import GroupMetadataV2
