@@ -14,7 +14,7 @@ from typing import Any, Iterable, Mapping, Sequence
 import numpy as np
 
 from ._info import ArrayInfo
-from ._node import ARRAY_METADATA, Node, join_key, read_metadata
+from ._node import ARRAY_METADATA, Node, join_key, location, read_metadata
 from .convert import v2_to_v3
 from .metadata.v2 import ArrayMetadataV2
 from ._typing import ChunkCoords, Shape
@@ -94,7 +94,7 @@ class Array(Node):
     def open(cls, store: Store, path: str = "", *, read_only: bool = False, **kwargs: Any) -> Array:
         metadata = read_metadata(store, path, kwargs.pop("zarr_format", None))
         if not isinstance(metadata, ARRAY_METADATA):
-            raise NodeNotFoundError(f"path {path!r} holds a group, not an array")
+            raise NodeNotFoundError(f"{location(store, path)} holds a group, not an array; use zarrpy.open_group")
         return cls(store, path, metadata, read_only=read_only, **kwargs)
 
     # -- description ---------------------------------------------------

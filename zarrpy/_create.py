@@ -12,7 +12,7 @@ from typing import Any, Sequence
 
 import numpy as np
 
-from ._node import METADATA_KEY, NODE_KEYS, join_key, write_metadata
+from ._node import METADATA_KEY, NODE_KEYS, join_key, location, write_metadata
 from .codecs.abc import ArrayToArrayCodec, ArrayToBytesCodec, BytesToBytesCodec, ChunkSpec, Codec
 from .codecs.chain import CodecChain
 from .codecs.registry import codec_from_json
@@ -204,10 +204,11 @@ def prepare_node(store: Store, path: str, *, overwrite: bool, zarr_format: int =
         if not node_exists(store, parent):
             missing.append(parent)
         elif _is_array(store, parent):
-            raise NodeExistsError(f"cannot create a node at {path!r}: {parent or '/'!r} is an array")
+            raise NodeExistsError(f"cannot create a node at {location(store, path)}: {'/' + parent!r} is an array")
     if node_exists(store, path):
         if not overwrite:
-            raise NodeExistsError(f"a node already exists at path {path or '/'!r}; pass overwrite=True to replace it")
+            raise NodeExistsError(f"a node already exists at {location(store, path)}; "
+                                  "pass overwrite=True (or mode='w') to replace it")
         store.delete_prefix(join_key(path, "") if path else "")
     group = GroupMetadataV3() if zarr_format == 3 else GroupMetadataV2()
     for parent in missing:

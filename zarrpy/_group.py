@@ -10,6 +10,7 @@ from ._node import (
     AnyMetadata,
     Node,
     join_key,
+    location,
     normalize_path,
     read_metadata,
     read_node,
@@ -61,11 +62,11 @@ class Group(Node):
         if use_consolidated not in (None, True, False):
             raise ValueError(f"use_consolidated must be None, True or False, got {use_consolidated!r}")
         if isinstance(metadata, ARRAY_METADATA):
-            raise NodeNotFoundError(f"path {path!r} holds an array, not a group")
+            raise NodeNotFoundError(f"{location(store, path)} holds an array, not a group; use zarrpy.open_array")
         snapshot = None if use_consolidated is False else load_consolidated(metadata, zmetadata, path)
         if use_consolidated and snapshot is None:
             where = "a consolidated_metadata member in zarr.json" if metadata.zarr_format == 3 else ".zmetadata"
-            raise MetadataError(f"group {'/' + path!r} has no consolidated metadata (no {where}); "
+            raise MetadataError(f"group {location(store, path)} has no consolidated metadata (no {where}); "
                                 "call zarrpy.consolidate_metadata first or open with use_consolidated=False")
         return cls(store, path, metadata, read_only=read_only, consolidated=snapshot)
 
@@ -186,7 +187,7 @@ class Group(Node):
         except KeyError:
             return self.create_group(name, **kwargs)
         if not isinstance(node, Group):
-            raise NodeExistsError(f"{name!r} in group {self.name!r} is an array, not a group")
+            raise NodeExistsError(f"{location(self._store, node.path)} is an array, not a group")
         return node
 
     def create_array(self, name: str, *, overwrite: bool = False, write_empty_chunks: bool = False,

@@ -8,7 +8,7 @@ from typing import Any, Callable, Iterator
 from .errors import MetadataError, NodeNotFoundError, ReadOnlyError
 from .metadata.v2 import ArrayMetadataV2, GroupMetadataV2, parse_node_metadata_v2
 from .metadata.v3 import ArrayMetadataV3, GroupMetadataV3, parse_node_metadata
-from .stores.abc import Store
+from .stores.abc import READ_ONLY_HINT, Store
 
 METADATA_KEY = "zarr.json"
 V2_KEYS = (".zarray", ".zgroup", ".zattrs")
@@ -32,6 +32,11 @@ def normalize_path(path: str | None) -> str:
         if p in (".", "..") or p.startswith("__") or p in (METADATA_KEY, *V2_KEYS):
             raise MetadataError(f"invalid node name {p!r} in path {path!r}")
     return "/".join(parts)
+
+
+def location(store: Store, path: str) -> str:
+    """``'data/x.zarr' (node path '/a')``: where a node is, for error messages."""
+    return f"{store.display_name!r} (node path {'/' + path!r})"
 
 
 def join_key(path: str, key: str) -> str:
@@ -62,7 +67,7 @@ def read_node(
     found = _parse_node(raw[:4], path, zarr_format)
     if found is None:
         wanted = {None: "zarr.json, .zarray or .zgroup", 3: "zarr.json", 2: ".zarray or .zgroup"}[zarr_format]
-        raise NodeNotFoundError(f"no array or group at path {path!r} (no {wanted} there)")
+        raise NodeNotFoundError(f"no array or group at {location(store, path)}: no {wanted} there")
     consolidated = raw[4] if zmetadata and isinstance(found, GroupMetadataV2) else None
     return found, consolidated
 
@@ -185,7 +190,8 @@ class Node:
 
     def _check_writable(self) -> None:
         if self._read_only:
-            raise ReadOnlyError(f"{self._kind} {self.name!r} is read-only")
+            raise ReadOnlyError(f"{self._kind} {self.name!r} in {self._store.display_name!r} is read-only: "
+                                + READ_ONLY_HINT)
 
     def __repr__(self) -> str:
         return f"<zarrpy.{type(self).__name__} {self.name}>"

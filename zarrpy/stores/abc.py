@@ -17,6 +17,10 @@ from typing import Iterable, Iterator, Sequence
 from ..byte_range import ByteRequest
 from ..errors import InvalidKeyError, ReadOnlyError
 
+READ_ONLY_HINT = ("it was opened with mode='r' (zarrpy.open_array's default) or read_only=True; "
+                  "open it with mode='r+' (or 'a') to write")
+"""The end of every read-only message: how the user gets write access."""
+
 
 def validate_key(key: str) -> str:
     """Return ``key`` if it is a safe relative store key, else raise.
@@ -135,9 +139,17 @@ class Store(ABC):
         """A URL that reopens this store in another process, if there is one."""
         return None
 
+    @property
+    def display_name(self) -> str:
+        """How error messages name this store: the path or URL the user gave,
+        else a description in angle brackets (``<MemoryStore>``)."""
+        url = self.url
+        return url if url is not None else f"<{type(self).__name__}>"
+
     def _check_writable(self, key: str) -> None:
         if self.read_only:
-            raise ReadOnlyError(f"cannot write {key!r}: the store is read-only")
+            raise ReadOnlyError(f"cannot write {key!r} to {self.display_name!r}: the store is read-only; "
+                                + READ_ONLY_HINT)
 
     def __eq__(self, other: object) -> bool:
         if self is other:

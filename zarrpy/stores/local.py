@@ -70,6 +70,7 @@ class LocalStore(Store):
 
     def __init__(self, root: str | os.PathLike[str], read_only: bool = False) -> None:
         self.root = Path(os.path.abspath(os.fspath(root)))
+        self._display_name = os.fspath(root)  # as given (maybe relative), for messages only
         self.read_only = read_only
 
     # -- helpers ---------------------------------------------------------
@@ -195,6 +196,10 @@ class LocalStore(Store):
     @property
     def url(self) -> str:
         return self.root.as_uri()
+
+    @property
+    def display_name(self) -> str:
+        return self._display_name
 
     def __repr__(self) -> str:
         return f"LocalStore({os.fspath(self.root)!r}{', read_only=True' if self.read_only else ''})"
