@@ -9,6 +9,21 @@
 
 from .api import create_array, create_group, open, open_array, open_group
 from ._array import Array
+from ._convenience import (
+    array,
+    create,
+    empty,
+    empty_like,
+    from_array,
+    full,
+    full_like,
+    group,
+    ones,
+    ones_like,
+    open_consolidated,
+    zeros,
+    zeros_like,
+)
 from .consolidated import consolidate_metadata
 from .codecs.registry import register_codec
 from .errors import (
@@ -49,12 +64,25 @@ __all__ = [
     "StoreError",
     "UnknownCodecError",
     "ZarrpyError",
+    "array",
     "consolidate_metadata",
+    "create",
     "create_array",
     "create_group",
+    "empty",
+    "empty_like",
+    "from_array",
+    "full",
+    "full_like",
+    "group",
     "migrate_v3",
+    "ones",
+    "ones_like",
     "open",
     "open_array",
+    "open_consolidated",
     "open_group",
     "register_codec",
+    "zeros",
+    "zeros_like",
 ]

@@ -24,6 +24,7 @@ from .codecs.abc import ChunkSpec
 from .codecs.chain import CodecChain
 from .concurrency import for_each_batch, map_chunks
 from .errors import (
+    BoundsCheckError,
     CodecError,
     NodeNotFoundError,
     SelectionError,
@@ -237,6 +238,45 @@ class Array(Node):
     def oindex(self) -> _OIndex:
         """Orthogonal selection: each dimension indexed independently."""
         return _OIndex(self)
+
+    @property
+    def blocks(self) -> _BlockIndex:
+        """Selection by chunk: ``a.blocks[i, j]`` is the region of chunk
+        ``(i, j)``, ``a.blocks[1:3]`` that of chunks 1 and 2 (inner chunks of
+        a sharded array), as zarr-python's ``blocks``; assignable too."""
+        return _BlockIndex(self)
+
+    def get_block_selection(self, selection: Any) -> Any:
+        return self[self._block_region(selection)]
+
+    def set_block_selection(self, selection: Any, value: Any) -> None:
+        self[self._block_region(selection)] = value
+
+    def _block_region(self, selection: Any) -> tuple[slice, ...]:
+        """The array region (slices) that a selection of chunk indices covers."""
+        items = selection if isinstance(selection, tuple) else (selection,)
+        if sum(item is Ellipsis for item in items) > 1:
+            raise SelectionError("a block selection may hold one Ellipsis at most")
+        if Ellipsis in items:
+            i = items.index(Ellipsis)
+            items = items[:i] + (slice(None),) * (self.ndim - len(items) + 1) + items[i + 1:]
+        if len(items) > self.ndim:
+            raise SelectionError(f"block selection {selection!r} has more than {self.ndim} dimensions")
+        items = items + (slice(None),) * (self.ndim - len(items))
+        region = []
+        for axis, (item, n, c, s) in enumerate(zip(items, self.cdata_shape, self.chunks, self.shape)):
+            if isinstance(item, (int, np.integer)) and not isinstance(item, bool):
+                i = int(item) + n if item < 0 else int(item)
+                if not 0 <= i < n:
+                    raise BoundsCheckError(f"block index {int(item)} is out of bounds for axis {axis} with {n} chunks")
+                start, stop = i, i + 1
+            elif isinstance(item, slice) and item.step in (None, 1):
+                start, stop, _ = item.indices(n)
+                stop = max(start, stop)
+            else:
+                raise SelectionError(f"block selection: expected integers or slices with step 1, got {item!r}")
+            region.append(slice(start * c, min(stop * c, s)))
+        return tuple(region)
 
     def _read(self, indexer: OrthogonalIndexer) -> Any:
         out = np.empty(indexer.shape, dtype=self.dtype)
@@ -557,9 +597,8 @@ class Array(Node):
 
     def append(self, data: Any, axis: int = 0) -> Shape:
         """Grow along ``axis`` and write ``data`` into the new part."""
-        data = np.asarray(data)
-        if data.dtype != self.dtype:
-            data = coerce_value(data, self._v3.data_type, data.shape)
+        if not isinstance(data, np.ndarray) or data.dtype != self.dtype:
+            data = coerce_value(data, self._v3.data_type, np.shape(data))
         if data.ndim != self.ndim:
             raise SelectionError(f"data has {data.ndim} dimensions, array has {self.ndim}")
         axis = axis % self.ndim
@@ -595,6 +634,19 @@ class _OIndex:
 
     def __setitem__(self, selection: Any, value: Any) -> None:
         self._array.set_orthogonal_selection(selection, value)
+
+
+class _BlockIndex:
+    __slots__ = ("_array",)
+
+    def __init__(self, array: Array):
+        self._array = array
+
+    def __getitem__(self, selection: Any) -> Any:
+        return self._array.get_block_selection(selection)
+
+    def __setitem__(self, selection: Any, value: Any) -> None:
+        self._array.set_block_selection(selection, value)
 
 
 def _reopen(store: Store, path: str, read_only: bool, write_empty_chunks: bool) -> Array:

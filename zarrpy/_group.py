@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from typing import Any, Iterator
 
+import numpy as np
+
 from ._create import node_exists, prepare_node
 from ._node import (
     ARRAY_METADATA,
@@ -18,6 +20,7 @@ from ._node import (
     write_metadata,
 )
 from ._array import Array
+from .dtypes import DataType
 from .consolidated import ConsolidatedMetadata, load_consolidated
 from .errors import MetadataError, NodeExistsError, NodeNotFoundError
 from .metadata.v2 import GroupMetadataV2
@@ -143,6 +146,28 @@ class Group(Node):
     def __iter__(self) -> Iterator[str]:
         return iter(self.keys())
 
+    def get(self, name: str, default: Any = None) -> Array | Group | Any:
+        """The member at ``name`` (a relative path), or ``default`` if there is none."""
+        try:
+            return self[name]
+        except KeyError:
+            return default
+
+    def __setitem__(self, name: str, value: Any) -> None:
+        """``g["x"] = data`` stores ``data`` as a new array ``x`` with default
+        settings, replacing any node there (as zarr-python does)."""
+        data = value[...] if isinstance(value, Array) else value
+        self.create_array(name, data=data, overwrite=True)
+
+    def __delitem__(self, name: str) -> None:
+        """Delete the member ``name`` (an array, or a group with everything in
+        it). KeyError if there is no such member."""
+        self._check_writable()
+        if name not in self:
+            raise KeyError(name)
+        self._consolidated = None  # the snapshot no longer describes the hierarchy
+        self._store.delete_prefix(join_key(self._child_path(name), ""))
+
     def __len__(self) -> int:
         return len(self.keys())
 
@@ -190,6 +215,25 @@ class Group(Node):
             raise NodeExistsError(f"{location(self._store, node.path)} is an array, not a group")
         return node
 
+    def require_array(self, name: str, *, shape: Any, dtype: Any = None, exact: bool = False,
+                      **kwargs: Any) -> Array:
+        """The array ``name`` if it exists with this shape and a compatible dtype
+        (the same one if ``exact``), else a new one made from these arguments.
+
+        TypeError if a node exists there that does not match (as zarr-python).
+        """
+        node = self.get(name)
+        if node is None:
+            return self.create_array(name, shape=shape, dtype=dtype, **kwargs)
+        if not isinstance(node, Array):
+            raise TypeError(f"{name!r} in group {self.name!r} is a group, not an array")
+        shape = (shape,) if isinstance(shape, int) else tuple(shape)
+        if node.shape != shape:
+            raise TypeError(f"{name!r} in group {self.name!r}: incompatible shape ({node.shape} vs {shape})")
+        if dtype is not None and not _dtype_matches(node, dtype, exact):
+            raise TypeError(f"{name!r} in group {self.name!r}: incompatible dtype ({node.dtype} vs {dtype})")
+        return node
+
     def create_array(self, name: str, *, overwrite: bool = False, write_empty_chunks: bool = False,
                      data: Any = None, **kwargs: Any) -> Array:
         """Create an array named ``name``; arguments as :func:`zarrpy.create_array`."""
@@ -211,6 +255,15 @@ class Group(Node):
                 label += f" {node.shape} {node.dtype}"
             lines.append("  " * (depth + 1) + label)
         return "\n".join(lines)
+
+
+def _dtype_matches(array: Array, dtype: Any, exact: bool) -> bool:
+    """May ``array`` serve where ``dtype`` is asked for? Variable-length types
+    must be the same type; numbers must be equal (``exact``) or castable."""
+    if array.dtype.kind in "TO":
+        return DataType.from_numpy(dtype).name == array._v3.data_type.name
+    wanted = np.dtype(dtype)
+    return array.dtype == wanted if exact else bool(np.can_cast(array.dtype, wanted))
 
 
 def _reopen(store: Store, path: str, read_only: bool, use_consolidated: bool | None = False) -> Group:

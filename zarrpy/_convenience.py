@@ -1,0 +1,367 @@
+"""zarr-python's convenience functions, with its signatures and semantics.
+
+``create``, ``zeros``, ``ones``, ``full``, ``empty`` (and their ``*_like``
+forms), ``array``, ``from_array``, ``group`` and ``open_consolidated``. Each
+is a thin layer over :func:`zarrpy.create_array` / :func:`zarrpy.open_group`:
+``store=None`` is a new in-memory store, ``path=`` names the node inside the
+store, ``compressor=`` (zarr-python 2's singular form) and ``codecs=`` (a whole
+V3 chain) are accepted beside ``filters``/``serializer``/``compressors``.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import numpy as np
+
+from ._array import Array
+from ._group import Group
+from .api import create_array, open_group
+from .codecs.abc import ArrayToArrayCodec, ArrayToBytesCodec, BytesToBytesCodec
+from .codecs.registry import codec_from_json
+
+# A copy between arrays moves at most about this many bytes per step.
+_COPY_STEP_NBYTES = 64 << 20
+_UNSET: Any = object()
+
+
+def _is(value: Any, word: str) -> bool:
+    """Is ``value`` the string ``word`` (values may be codecs or arrays)?"""
+    return isinstance(value, str) and value == word
+
+
+def create(
+    shape: Any,
+    *,
+    store: Any = None,
+    path: str | None = None,
+    name: str | None = None,
+    dtype: Any = None,
+    chunks: Any = None,
+    fill_value: Any = None,
+    compressor: Any = "auto",
+    compressors: Any = _UNSET,
+    filters: Any = None,
+    serializer: Any = "auto",
+    codecs: Any = None,
+    **kwargs: Any,
+) -> Array:
+    """Create an array (zarr-python's ``zarr.create``).
+
+    ``dtype`` defaults to float64 and ``chunks`` to an automatic shape, as in
+    zarr-python; the other keywords are those of :func:`zarrpy.create_array`.
+    ``codecs`` is a whole V3 chain, split here into filters, serializer and
+    compressors; it cannot be combined with those.
+    """
+    if path is not None and name is not None:
+        raise TypeError("create: give path= or name=, not both")
+    if compressors is not _UNSET and not _is(compressor, "auto"):
+        raise TypeError("create: give compressor= or compressors=, not both")
+    if compressors is _UNSET:
+        compressors = compressor
+    if codecs is not None:
+        if filters is not None or not _is(serializer, "auto") or not _is(compressors, "auto"):
+            raise TypeError("create: codecs= is a whole chain; do not combine it with filters=, "
+                            "serializer= or compressors=")
+        filters, serializer, compressors = _split_chain(codecs)
+    return create_array(
+        {} if store is None else store,
+        name=name if name is not None else path,
+        shape=_shape(shape),
+        dtype="float64" if dtype is None else dtype,
+        chunks="auto" if chunks is None else chunks,
+        fill_value=fill_value,
+        filters=filters,
+        serializer=serializer,
+        compressors=compressors,
+        **kwargs,
+    )
+
+
+def _shape(shape: Any) -> tuple[int, ...]:
+    return (shape,) if isinstance(shape, (int, np.integer)) else tuple(shape)
+
+
+def _split_chain(codecs: Any) -> tuple[list, Any, list]:
+    """A V3 chain (codec objects or JSON) as (filters, serializer, compressors)."""
+    parsed = [codec_from_json(c) for c in ([codecs] if isinstance(codecs, (dict, str)) else codecs)]
+    filters = [c for c in parsed if isinstance(c, ArrayToArrayCodec)]
+    serializers = [c for c in parsed if isinstance(c, ArrayToBytesCodec)]
+    compressors = [c for c in parsed if isinstance(c, BytesToBytesCodec)]
+    if len(serializers) != 1:
+        raise TypeError(f"create: codecs= needs exactly one array-to-bytes codec, got {len(serializers)}")
+    return filters, serializers[0], compressors
+
+
+def empty(shape: Any, **kwargs: Any) -> Array:
+    """A new array whose unwritten parts read as the fill value (0 unless given)."""
+    return create(shape, **kwargs)
+
+
+def zeros(shape: Any, **kwargs: Any) -> Array:
+    """A new array of zeros (fill value 0; nothing is stored until written)."""
+    return create(shape, fill_value=0, **kwargs)
+
+
+def ones(shape: Any, **kwargs: Any) -> Array:
+    """A new array of ones (fill value 1; nothing is stored until written)."""
+    return create(shape, fill_value=1, **kwargs)
+
+
+def full(shape: Any, fill_value: Any, **kwargs: Any) -> Array:
+    """A new array that reads ``fill_value`` everywhere until written."""
+    return create(shape, fill_value=fill_value, **kwargs)
+
+
+def _like_args(a: Any, zarr_format: int | None) -> dict[str, Any]:
+    """Settings of a new array like ``a``: shape, chunks and dtype of any
+    array-like; for a zarrpy Array also its fill value and, when the new array
+    has the same format, its codecs, shards and (V2) memory order."""
+    out: dict[str, Any] = {}
+    shape = getattr(a, "shape", None)
+    if isinstance(shape, tuple):
+        out["shape"] = shape
+        chunks = getattr(a, "chunks", None)
+        if isinstance(chunks, tuple) and len(chunks) == len(shape) and all(isinstance(c, int) for c in chunks):
+            out["chunks"] = chunks
+    if hasattr(a, "dtype"):
+        out["dtype"] = a.dtype
+    if isinstance(a, Array):
+        out["fill_value"] = a.fill_value
+        zarr_format = zarr_format or a.zarr_format
+        if zarr_format == a.zarr_format:
+            out.update(_codec_args(a))
+    if zarr_format is not None:
+        out["zarr_format"] = zarr_format
+    return out
+
+
+def _codec_args(a: Array) -> dict[str, Any]:
+    """The codec settings that recreate ``a``'s chunk encoding (same format)."""
+    out: dict[str, Any] = {"filters": list(a.filters) or None, "compressors": list(a.compressors) or None}
+    if a.zarr_format == 3:
+        out["serializer"] = a.serializer
+        out["shards"] = a.shards
+    else:
+        out["order"] = a.metadata.order
+    return out
+
+
+def empty_like(a: Any, *, zarr_format: int | None = None, **kwargs: Any) -> Array:
+    """An empty array like ``a`` (shape, chunks, dtype and, for a zarrpy Array, codecs)."""
+    return empty(**(_like_args(a, zarr_format) | kwargs))
+
+
+def zeros_like(a: Any, *, zarr_format: int | None = None, **kwargs: Any) -> Array:
+    """An array of zeros like ``a``."""
+    like = _like_args(a, zarr_format)
+    like.pop("fill_value", None)
+    return zeros(**(like | kwargs))
+
+
+def ones_like(a: Any, *, zarr_format: int | None = None, **kwargs: Any) -> Array:
+    """An array of ones like ``a``."""
+    like = _like_args(a, zarr_format)
+    like.pop("fill_value", None)
+    return ones(**(like | kwargs))
+
+
+def full_like(a: Any, *, zarr_format: int | None = None, **kwargs: Any) -> Array:
+    """An array like ``a`` filled with ``fill_value`` (``a``'s own by default)."""
+    like = _like_args(a, zarr_format) | kwargs
+    if "fill_value" not in like:
+        raise TypeError("full_like: give fill_value= (a has none to inherit)")
+    return full(**like)
+
+
+def array(data: Any, **kwargs: Any) -> Array:
+    """A new array holding ``data`` (zarr-python's ``zarr.array``).
+
+    Shape, dtype (and chunks, for a chunked source) come from ``data``; the
+    other keywords are those of :func:`create`. A zarrpy Array is copied with
+    its settings, as :func:`from_array` does.
+    """
+    if isinstance(data, Array):
+        store = kwargs.pop("store", None)
+        if "path" in kwargs:
+            kwargs["name"] = kwargs.pop("path")
+        return from_array({} if store is None else store, data=data, **kwargs)
+    if not (hasattr(data, "shape") and hasattr(data, "dtype")):
+        data = _as_numpy(data)
+    like = _like_args(data, None)
+    like.pop("zarr_format", None)
+    kwargs.setdefault("dtype", like["dtype"] if data.dtype.kind not in "OSUT" else None)
+    kwargs.setdefault("chunks", like.get("chunks"))
+    if kwargs["dtype"] is None:  # strings, bytes: as create_array infers them
+        kwargs.pop("dtype")
+        return _create_with_data(data, kwargs)
+    out = create(data.shape, **kwargs)
+    _copy(out, data)
+    return out
+
+
+def _as_numpy(data: Any) -> np.ndarray:
+    return np.asarray(data) if not _holds_bytes_or_str(data) else np.array(data, dtype=object)
+
+
+def _holds_bytes_or_str(data: Any) -> bool:
+    first = data
+    while isinstance(first, (list, tuple)) and first:
+        first = first[0]
+    return isinstance(first, (str, bytes))
+
+
+def _create_with_data(data: Any, kwargs: dict[str, Any]) -> Array:
+    """Create through create_array's own data= inference (variable-length types)."""
+    store = kwargs.pop("store", None)
+    if "path" in kwargs:
+        kwargs["name"] = kwargs.pop("path")
+    if kwargs.get("chunks") is None:
+        kwargs["chunks"] = "auto"
+    return create_array({} if store is None else store, data=data, **kwargs)
+
+
+def from_array(
+    store: Any,
+    *,
+    data: Any,
+    write_data: bool = True,
+    name: str | None = None,
+    chunks: Any = "keep",
+    shards: Any = "keep",
+    filters: Any = "keep",
+    compressors: Any = "keep",
+    serializer: Any = "keep",
+    fill_value: Any = None,
+    order: str | None = None,
+    zarr_format: int | None = None,
+    attributes: dict[str, Any] | None = None,
+    chunk_key_encoding: Any = None,
+    dimension_names: Any = None,
+    storage_options: dict[str, Any] | None = None,
+    overwrite: bool = False,
+    write_empty_chunks: bool = False,
+) -> Array:
+    """A new array at ``store``/``name`` copied from ``data`` (zarr-python's ``from_array``).
+
+    ``"keep"`` takes the setting from ``data`` when it is a zarrpy Array
+    (chunks, shards, codecs; and its fill value, attributes, dimension names
+    and chunk key encoding when not given), else the default. The copy moves
+    one bounded block at a time, so arrays larger than memory copy fine.
+    """
+    source = data if isinstance(data, Array) else None
+    if source is None and not (hasattr(data, "shape") and hasattr(data, "dtype")):
+        data = _as_numpy(data)
+    keep = {"chunks": chunks, "shards": shards, "filters": filters, "compressors": compressors,
+            "serializer": serializer}
+    if source is not None:
+        zarr_format = zarr_format or source.zarr_format
+        same_format = zarr_format == source.zarr_format
+        inherited = {"chunks": source.chunks, "shards": source.shards,
+                     **(_codec_args(source) if same_format else {})}
+        inherited.pop("order", None)
+        if not same_format or zarr_format == 2:
+            inherited.pop("shards", None)
+        settings = {k: (inherited.get(k, _DEFAULTS[k]) if _is(v, "keep") else v) for k, v in keep.items()}
+        if fill_value is None:
+            fill_value = source.fill_value
+        if attributes is None:
+            attributes = source.attrs.asdict()
+        if dimension_names is None and zarr_format == 3:
+            dimension_names = source.dimension_names
+        if order is None and zarr_format == 2 and source.zarr_format == 2:
+            order = source.metadata.order
+        if chunk_key_encoding is None and same_format and zarr_format == 3:
+            chunk_key_encoding = source.metadata.chunk_key_encoding
+    else:
+        zarr_format = zarr_format or 3
+        settings = {k: (_DEFAULTS[k] if _is(v, "keep") else v) for k, v in keep.items()}
+        if _is(chunks, "keep"):
+            like_chunks = _like_args(data, None).get("chunks")
+            settings["chunks"] = like_chunks if like_chunks is not None else "auto"
+    extra = {"order": order} if zarr_format == 2 else {}
+    if zarr_format == 2 and chunk_key_encoding is not None:
+        raise TypeError("from_array: chunk_key_encoding= is a Zarr V3 option")
+    out = create_array(
+        store, name=name, shape=data.shape, dtype=source.dtype if source is not None else _dtype_of(data),
+        fill_value=fill_value, zarr_format=zarr_format, attributes=attributes,
+        chunk_key_encoding=chunk_key_encoding, dimension_names=dimension_names,
+        storage_options=storage_options, overwrite=overwrite, write_empty_chunks=write_empty_chunks,
+        **settings, **extra,
+    )
+    if write_data:
+        _copy(out, data)
+    return out
+
+
+_DEFAULTS: dict[str, Any] = {"chunks": "auto", "shards": None, "filters": None, "compressors": "auto",
+                             "serializer": "auto"}
+
+
+def _dtype_of(data: Any) -> Any:
+    """The data type to store ``data`` with: text and bytes become variable-length."""
+    kind = np.dtype(data.dtype).kind
+    if kind in "UT":
+        return str
+    if kind == "S":
+        return bytes
+    if kind == "O":
+        first = next(iter(np.asarray(data).flat), "")
+        return bytes if isinstance(first, bytes) else str
+    return data.dtype
+
+
+def _copy(out: Array, data: Any) -> None:
+    """Write ``data`` into ``out`` block by block (a numpy array at once)."""
+    if isinstance(data, np.ndarray) or out.size == 0:
+        out[...] = data
+        return
+    for region in _copy_regions(out):
+        out[region] = np.asarray(data[region])
+
+
+def _copy_regions(out: Array) -> list[tuple[slice, ...]]:
+    """Regions of ``out`` aligned to its stored chunks (shards), each holding
+    about :data:`_COPY_STEP_NBYTES` or one stored chunk, covering it whole."""
+    stored = out.shards or out.chunks
+    step = list(stored)
+    itemsize = max(out.dtype.itemsize, 8)
+    # Grow the step from the last axis backwards while it stays under budget.
+    for axis in reversed(range(out.ndim)):
+        while step[axis] < out.shape[axis] and math.prod(step) * 2 * itemsize <= _COPY_STEP_NBYTES:
+            step[axis] = min(step[axis] * 2, -(-out.shape[axis] // stored[axis]) * stored[axis])
+    counts = [max(1, -(-s // t)) for s, t in zip(out.shape, step)]
+    regions = []
+    for index in np.ndindex(*counts):
+        regions.append(tuple(slice(i * t, min((i + 1) * t, s)) for i, t, s in zip(index, step, out.shape)))
+    return regions
+
+
+def group(
+    store: Any = None,
+    *,
+    overwrite: bool = False,
+    path: str | None = None,
+    zarr_format: int | None = None,
+    attributes: dict[str, Any] | None = None,
+    storage_options: dict[str, Any] | None = None,
+) -> Group:
+    """Open the group at ``store``/``path``, creating it if missing
+    (``overwrite=True`` replaces whatever is there), as zarr-python's ``zarr.group``."""
+    return open_group({} if store is None else store, mode="w" if overwrite else "a", path=path,
+                      zarr_format=zarr_format, attributes=attributes, storage_options=storage_options)
+
+
+def open_consolidated(store: Any, *, use_consolidated: bool = True, **kwargs: Any) -> Group:
+    """Open a group from its consolidated metadata (an error if it has none)."""
+    if use_consolidated is not True:
+        raise TypeError("open_consolidated needs use_consolidated=True; "
+                        "use zarrpy.open_group(..., use_consolidated=False) to read the live hierarchy")
+    return open_group(store, use_consolidated=True, **kwargs)
+
+
+__all__ = [
+    "array", "create", "empty", "empty_like", "from_array", "full", "full_like", "group", "ones",
+    "ones_like", "open_consolidated", "zeros", "zeros_like",
+]
