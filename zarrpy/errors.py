@@ -53,6 +53,11 @@ class ReadOnlyError(StoreError, PermissionError):
     """A write was attempted on a store or array opened read-only."""
 
 
+class KeyNotFoundError(StoreError, FileNotFoundError):
+    """A store holds no value under a key whose size was asked for
+    (``Store.getsize``; ``get`` answers a missing key with None instead)."""
+
+
 class BoundsCheckError(ZarrpyError, IndexError):
     """An index lies outside the array."""
 

@@ -6,7 +6,9 @@ metadata; they move bytes, whole or by range, and list keys.
 
 Subclasses implement ``get``, ``set``, ``delete`` and ``list_prefix``; the
 rest has working defaults they may override for speed (``get_partial_values``
-to batch or run requests concurrently, ``list_dir`` to avoid a full listing).
+to batch or run requests concurrently, ``list_dir`` to avoid a full listing,
+``getsize`` and ``list_prefix_with_sizes`` to report sizes without reading
+values).
 """
 
 from __future__ import annotations
@@ -15,7 +17,7 @@ from abc import ABC, abstractmethod
 from typing import Iterable, Iterator, Sequence
 
 from ..byte_range import ByteRequest
-from ..errors import InvalidKeyError, ReadOnlyError
+from ..errors import InvalidKeyError, KeyNotFoundError, ReadOnlyError
 
 READ_ONLY_HINT = ("it was opened with mode='r' (zarrpy.open_array's default) or read_only=True; "
                   "open it with mode='r+' (or 'a') to write")
@@ -129,6 +131,41 @@ class Store(ABC):
             if child not in seen:
                 seen.add(child)
                 yield child
+
+    # -- sizes -------------------------------------------------------------
+    # The defaults read values; every bundled store overrides them with what
+    # the backend reports (dict lengths, stat, object listings, zip entries).
+    def getsize(self, key: str) -> int:
+        """The length in bytes of the value under ``key`` (zarr-python's name).
+
+        Raises :class:`~zarrpy.errors.KeyNotFoundError` (a
+        ``FileNotFoundError``) when there is none, as zarr-python does.
+        """
+        value = self.get(key)
+        if value is None:
+            raise KeyNotFoundError(f"no value under key {key!r} in {self!r}")
+        return len(value)
+
+    def list_prefix_with_sizes(self, prefix: str) -> Iterator[tuple[str, int]]:
+        """``(key, size in bytes)`` for every key starting with ``prefix``.
+
+        The batched form of :meth:`getsize`: one listing where the backend
+        reports sizes with it, so callers never ask key by key. A key deleted
+        between listing and sizing is left out.
+        """
+        for key in self.list_prefix(prefix):
+            try:
+                yield key, self.getsize(key)
+            except KeyNotFoundError:
+                continue
+
+    def getsize_prefix(self, prefix: str) -> int:
+        """Total size in bytes of the values under the "directory" ``prefix``
+        (zarr-python's name; ``"a"`` means ``"a/"``, ``""`` the whole store)."""
+        prefix = validate_prefix(prefix)
+        if prefix and not prefix.endswith("/"):
+            prefix += "/"
+        return sum(size for _, size in self.list_prefix_with_sizes(prefix))
 
     def reader(self, key: str) -> KeyReader:
         """A byte-range reader of ``key`` for partial decoders."""

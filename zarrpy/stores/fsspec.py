@@ -18,6 +18,20 @@ Writes go through ``fs.pipe_file``; their atomicity is the filesystem's (object
 stores replace whole objects; fsspec's local filesystem does not — use
 :class:`~zarrpy.stores.local.LocalStore` for local files).
 
+``zip::`` URLs read only: fsspec's zip filesystem cannot read and write one
+archive in a process, and its write mode truncates the file when opened. A
+writable ``mode`` in ``storage_options`` is refused before fsspec opens
+anything, and a write through a store on a read-mode zip filesystem raises
+:class:`~zarrpy.errors.ReadOnlyError` at the first write; both point to
+:class:`~zarrpy.stores.zip.ZipStore`, which reads and writes zip archives.
+
+Sizes (``getsize``, ``list_prefix_with_sizes``) come from ``fs.info`` and
+``fs.find(detail=True)``: one listing on object stores; where a listing
+carries no sizes (HTTP directory pages) one ``info`` (HEAD) per key, run
+concurrently on async filesystems. No value is downloaded, unless the
+filesystem reports no size at all (then the value is read, as zarr-python
+does).
+
 A store made by :meth:`FsspecStore.from_url` pickles as its URL and
 ``storage_options`` and reopens from them; one made from a filesystem object
 pickles that object (fsspec filesystems pickle by their constructor
@@ -26,17 +40,20 @@ arguments). Credentials in ``storage_options`` therefore travel in the pickle.
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import os
 import uuid
 from typing import Any, Iterator, Sequence
 
 import fsspec
+from fsspec.asyn import AsyncFileSystem, sync
 from fsspec.core import url_to_fs
 from fsspec.implementations.local import LocalFileSystem
+from fsspec.implementations.zip import ZipFileSystem
 
 from ..byte_range import ByteRequest, OffsetRequest, RangeRequest, SuffixRequest
-from ..errors import StoreError
+from ..errors import KeyNotFoundError, ReadOnlyError, StoreError
 from .abc import Store, validate_key, validate_prefix
 
 # Marks a local temporary file of an in-progress write (never listed).
@@ -44,6 +61,29 @@ _TMP_MARK = ".zarrpy-tmp-"
 
 # Errors that mean "there is no value under this key".
 _MISSING = (FileNotFoundError, IsADirectoryError, NotADirectoryError)
+
+# Concurrent ``info`` requests when a listing carries no sizes (HTTP).
+_SIZE_CONCURRENCY = 16
+
+_ZIP_WRITE_HINT = (
+    "fsspec's zip filesystem cannot read and write one archive in a process; "
+    "write zip archives with zarrpy.stores.ZipStore(path, mode='w' or 'a')"
+)
+
+
+def _zip_write_mode(url: str, options: dict[str, Any]) -> str | None:
+    """The writable ``mode`` a chained ``zip::`` URL asks fsspec for, if any.
+
+    Options reach the first protocol of a chain unkeyed, and any protocol
+    keyed by its name (``{"zip": {"mode": "w"}}``), as in fsspec.
+    """
+    protocols = [bit.split("://", 1)[0] for bit in url.split("::")]
+    if "zip" not in protocols:
+        return None
+    mode = options.get("zip", {}).get("mode")
+    if mode is None and protocols[0] == "zip":
+        mode = options.get("mode")
+    return mode if mode not in (None, "r", "rb") else None
 
 
 def _is_empty(request: ByteRequest | None) -> bool:
@@ -100,7 +140,11 @@ class FsspecStore(Store):
                 "FsspecStore needs a filesystem created with asynchronous=False; "
                 "zarrpy drives async filesystems through fsspec's sync wrappers"
             )
+        if isinstance(fs, ZipFileSystem) and fs.mode != "r":
+            raise StoreError(f"cannot use a zip filesystem opened with mode {fs.mode!r}: {_ZIP_WRITE_HINT}")
         self.fs = fs
+        # Writes to a read-mode zip filesystem are refused with a pointer to ZipStore.
+        self._zip = isinstance(fs, ZipFileSystem)
         root = fs._strip_protocol(path).rstrip("/") if path else ""
         self.path = root
         # What goes in front of a key: "bucket/prefix/" on object stores, "/"
@@ -123,10 +167,17 @@ class FsspecStore(Store):
         URL, keyed by protocol as fsspec expects).
         """
         options = dict(storage_options or {})
+        zip_mode = _zip_write_mode(url, options)
+        if zip_mode is not None:
+            raise StoreError(f"cannot open {url!r} with mode {zip_mode!r}: {_ZIP_WRITE_HINT}")
         try:
             fs, path = url_to_fs(url, **options)
         except (ImportError, ValueError) as exc:
             raise StoreError(f"cannot open {url!r}: {exc}") from exc
+        except FileNotFoundError as exc:
+            if "zip" not in url.split("://", 1)[0]:
+                raise
+            raise StoreError(f"cannot open {url!r}: no such zip archive ({exc}); {_ZIP_WRITE_HINT}") from exc
         store = cls(fs, path, read_only=read_only)
         stripped = url.rstrip("/")
         store._url = url if stripped.endswith(":") else stripped
@@ -188,6 +239,13 @@ class FsspecStore(Store):
         if info.get("size") is None:
             raise self._error("stat", key, ValueError("the filesystem reports no size"))
         return int(info["size"])
+
+    def getsize(self, key: str) -> int:
+        """The value's size from ``fs.info`` (a HEAD request over HTTP)."""
+        size = self._info_sizes([(key, self._full(key))])[0]
+        if size is None:
+            raise KeyNotFoundError(f"no value under key {key!r} in {self.url}")
+        return size
 
     def _get_fallback(
         self, key: str, path: str, request: ByteRequest | None, exc: BaseException
@@ -257,6 +315,11 @@ class FsspecStore(Store):
         return out
 
     # -- writes --------------------------------------------------------------
+    def _check_writable(self, key: str) -> None:
+        if self._zip:
+            raise ReadOnlyError(f"cannot write {key!r} to {self.url}: {_ZIP_WRITE_HINT}")
+        super()._check_writable(key)
+
     def _set(self, key: str, value: bytes) -> None:
         path = self._full(key)
         # Object stores replace a value atomically on PUT; a local filesystem
@@ -289,20 +352,76 @@ class FsspecStore(Store):
 
     # -- listing -------------------------------------------------------------
     def list_prefix(self, prefix: str) -> Iterator[str]:
+        for key, _ in self._find(prefix):
+            yield key
+
+    def list_prefix_with_sizes(self, prefix: str) -> Iterator[tuple[str, int]]:
+        """Sizes from one ``fs.find(detail=True)``; keys the listing gives no
+        size for are asked with ``fs.info``, concurrently where fsspec can."""
+        found = list(self._find(prefix))
+        unsized = [(key, path) for key, (path, info) in found if info.get("size") is None]
+        sizes = dict(zip((key for key, _ in unsized), self._info_sizes(unsized)))
+        for key, (_, info) in found:
+            size = info.get("size") if key not in sizes else sizes[key]
+            if size is not None:
+                yield key, int(size)
+
+    def _find(self, prefix: str) -> Iterator[tuple[str, tuple[str, dict[str, Any]]]]:
+        """``(key, (path, info))`` of every file whose key starts with ``prefix``,
+        from one ``fs.find(detail=True)`` under the prefix's directory."""
         prefix = validate_prefix(prefix)
         head = prefix.rpartition("/")[0]
         directory = self._prefix + head if head else self._prefix.rstrip("/") or self._prefix
         try:
             self.fs.invalidate_cache(directory)
-            paths = self.fs.find(directory)
+            found = self.fs.find(directory, detail=True)
         except _MISSING:
             return
         except Exception as exc:  # noqa: BLE001
             raise self._error("list", prefix, exc) from exc
-        for path in paths:
+        for path, info in found.items():
             key = self._key_of(path)
             if key is not None and key.startswith(prefix) and _TMP_MARK not in key:
-                yield key
+                yield key, (path, info)
+
+    def _info_sizes(self, items: list[tuple[str, str]]) -> list[int | None]:
+        """Sizes of ``(key, path)`` pairs from ``fs.info``, None for a key gone
+        since the listing; concurrent (bounded) on async filesystems. Only
+        where the filesystem reports no size at all is the value read."""
+        fs = self.fs
+
+        def info(path: str) -> Any:
+            try:
+                fs.invalidate_cache(path)
+                return fs.info(path)
+            except Exception as exc:  # noqa: BLE001 - sorted out below
+                return exc
+
+        async def info_all() -> list[Any]:
+            gate = asyncio.Semaphore(_SIZE_CONCURRENCY)
+
+            async def one(path: str) -> Any:
+                async with gate:
+                    return await fs._info(path)
+
+            return await asyncio.gather(*(one(p) for _, p in items), return_exceptions=True)
+
+        if isinstance(fs, AsyncFileSystem) and len(items) > 1:
+            infos = sync(fs.loop, info_all)
+        else:
+            infos = [info(path) for _, path in items]
+        out: list[int | None] = []
+        for (key, _), found in zip(items, infos):
+            if isinstance(found, _MISSING) or (isinstance(found, dict) and found.get("type") == "directory"):
+                out.append(None)
+            elif isinstance(found, BaseException):
+                raise self._error("stat", key, found) from found
+            elif found.get("size") is None:
+                value = self.get(key)
+                out.append(None if value is None else len(value))
+            else:
+                out.append(int(found["size"]))
+        return out
 
     def list_dir(self, prefix: str) -> Iterator[str]:
         prefix = validate_prefix(prefix).rstrip("/")

@@ -23,12 +23,13 @@ whose last segment starts with that prefix is not listed.
 from __future__ import annotations
 
 import os
+import stat
 import uuid
 from pathlib import Path
 from typing import Iterator
 
 from ..byte_range import ByteRequest, OffsetRequest, RangeRequest, SuffixRequest
-from ..errors import StoreError
+from ..errors import KeyNotFoundError, StoreError
 from .abc import Store, validate_key, validate_prefix
 
 _TMP_PREFIX = ".zarrpy-tmp-"
@@ -89,6 +90,19 @@ class LocalStore(Store):
 
     def exists(self, key: str) -> bool:
         return os.path.isfile(self._path(key))
+
+    def getsize(self, key: str) -> int:
+        """The file's size from ``os.stat`` (nothing is read)."""
+        path = self._path(key)
+        try:
+            st = os.stat(path)
+        except (FileNotFoundError, NotADirectoryError):
+            st = None
+        except OSError as exc:
+            raise StoreError(f"cannot stat {key!r} in {self.root}: {exc}") from exc
+        if st is None or not stat.S_ISREG(st.st_mode):
+            raise KeyNotFoundError(f"no value under key {key!r} in {self.root}")
+        return st.st_size
 
     # -- writes ------------------------------------------------------------
     def _set(self, key: str, value: bytes) -> None:
@@ -152,6 +166,18 @@ class LocalStore(Store):
 
     # -- listing -----------------------------------------------------------
     def list_prefix(self, prefix: str) -> Iterator[str]:
+        return (key for key, _ in self._entries(prefix))
+
+    def list_prefix_with_sizes(self, prefix: str) -> Iterator[tuple[str, int]]:
+        """Sizes from the directory walk's own ``stat`` (no file is opened)."""
+        for key, entry in self._entries(prefix):
+            try:
+                yield key, entry.stat().st_size
+            except FileNotFoundError:
+                continue  # deleted while we were listing
+
+    def _entries(self, prefix: str) -> Iterator[tuple[str, os.DirEntry[str]]]:
+        """``(key, directory entry)`` of every file whose key starts with ``prefix``."""
         prefix = validate_prefix(prefix)
         head, _, base = prefix.rpartition("/")
         directory = os.path.join(self.root, *head.split("/")) if head else os.fspath(self.root)
@@ -166,9 +192,9 @@ class LocalStore(Store):
             if entry.is_dir(follow_symlinks=False):
                 yield from self._walk(entry.path, key_head + entry.name + "/")
             elif entry.is_file():
-                yield key_head + entry.name
+                yield key_head + entry.name, entry
 
-    def _walk(self, directory: str, key_prefix: str) -> Iterator[str]:
+    def _walk(self, directory: str, key_prefix: str) -> Iterator[tuple[str, os.DirEntry[str]]]:
         try:
             entries = list(os.scandir(directory))
         except (FileNotFoundError, NotADirectoryError):
@@ -179,7 +205,7 @@ class LocalStore(Store):
             if entry.is_dir(follow_symlinks=False):
                 yield from self._walk(entry.path, key_prefix + entry.name + "/")
             elif entry.is_file():
-                yield key_prefix + entry.name
+                yield key_prefix + entry.name, entry
 
     def list_dir(self, prefix: str) -> Iterator[str]:
         prefix = validate_prefix(prefix).rstrip("/")

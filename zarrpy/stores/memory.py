@@ -18,6 +18,7 @@ import threading
 from typing import Any, Iterator, MutableMapping
 
 from ..byte_range import ByteRequest, SuffixRequest, slice_bytes
+from ..errors import KeyNotFoundError
 from .abc import Store, validate_key, validate_prefix
 
 
@@ -81,6 +82,20 @@ class MemoryStore(Store):
         with self._lock:
             keys = [k for k in self._data if k.startswith(prefix)]
         return iter(keys)
+
+    def getsize(self, key: str) -> int:
+        validate_key(key)
+        with self._lock:
+            value = self._data.get(key)
+        if value is None:
+            raise KeyNotFoundError(f"no value under key {key!r} in {self!r}")
+        return len(value)
+
+    def list_prefix_with_sizes(self, prefix: str) -> Iterator[tuple[str, int]]:
+        prefix = validate_prefix(prefix)
+        with self._lock:
+            items = [(k, len(v)) for k, v in self._data.items() if k.startswith(prefix)]
+        return iter(items)
 
     def __len__(self) -> int:
         with self._lock:
