@@ -22,29 +22,62 @@ from .ragged import RaggedArray
 def coerce_value(value: Any, data_type: DataType, shape: Shape) -> np.ndarray:
     """``value`` as an array of ``data_type`` broadcast to ``shape``, or a clear error.
 
-    Numbers cast as numpy casts them (floats into an integer array truncate);
-    strings or bytes into numbers are refused, and so is any element of a
-    string (bytes) array that is not a ``str`` (``bytes``): TypeError naming
-    its position, before anything is written.
+    Numbers follow numpy's assignment rules (``out[...] = value``): a Python
+    (or numpy) scalar, or a list of them, out of the type's range raises
+    OverflowError and NaN/inf into an integer type raises as numpy does,
+    while a numpy array is cast as numpy casts it (``np.array([256])`` into
+    uint8 gives 0; floats truncate). Strings or bytes into numbers are
+    refused, and so is any element of a string (bytes) array that is not a
+    ``str`` (``bytes``): TypeError naming its position. Every error comes
+    before anything is written.
     """
-    if hasattr(value, "__array__") and not isinstance(value, np.ndarray):
+    if hasattr(value, "__array__") and not isinstance(value, (np.ndarray, np.generic)):
         value = np.asarray(value)  # e.g. another zarrpy Array
     dtype = data_type.numpy
     if data_type.is_variable:
         arr = _coerce_variable(value, data_type)
+    elif dtype.kind in "biufc" and not isinstance(value, np.ndarray):
+        arr = _assign_numbers(value, dtype)
     else:
-        arr = np.asarray(value)
-    if arr.dtype != dtype:
-        if arr.dtype.kind in "OSUVT" and dtype.kind not in "OSUVT" or arr.dtype.kind in "mM":
-            raise TypeError(f"cannot write values of dtype {arr.dtype} into an array of dtype {dtype}")
-        try:
-            arr = arr.astype(dtype)
-        except (TypeError, ValueError) as exc:
-            raise TypeError(f"cannot write values of dtype {arr.dtype} into an array of dtype {dtype}: {exc}") from None
+        arr = _cast(np.asarray(value), dtype)
     try:
         return np.broadcast_to(arr, shape)
     except ValueError:
         raise SelectionError(f"value of shape {arr.shape} cannot be broadcast to the selection shape {shape}") from None
+
+
+def _cast(arr: np.ndarray, dtype: np.dtype) -> np.ndarray:
+    """A numpy array cast to ``dtype`` as numpy's assignment casts it (unsafe)."""
+    if arr.dtype == dtype:
+        return arr
+    if arr.dtype.kind in "OSUVT" and dtype.kind not in "OSUVT" or arr.dtype.kind in "mM":
+        raise TypeError(f"cannot write values of dtype {arr.dtype} into an array of dtype {dtype}")
+    try:
+        return arr.astype(dtype)
+    except (TypeError, ValueError) as exc:
+        raise TypeError(f"cannot write values of dtype {arr.dtype} into an array of dtype {dtype}: {exc}") from None
+
+
+def _assign_numbers(value: Any, dtype: np.dtype) -> np.ndarray:
+    """Python/numpy scalars (or nested lists of them) as a ``dtype`` array.
+
+    numpy itself assigns them into a fresh array, so its NEP 50 range checks
+    apply: 256 into uint8 is an OverflowError, not a silent 0.
+    """
+    try:
+        natural = np.asarray(value)
+    except ValueError as exc:
+        raise TypeError(f"cannot interpret the value as an array: {exc}") from None
+    if natural.dtype.kind in "SUVTmM" or (
+        natural.dtype.kind == "O" and any(isinstance(v, (str, bytes)) for v in natural.flat)
+    ):
+        raise TypeError(f"cannot write values of dtype {natural.dtype} into an array of dtype {dtype}")
+    out = np.empty(natural.shape, dtype=dtype)
+    try:
+        out[...] = value
+    except (OverflowError, ValueError, TypeError) as exc:
+        raise type(exc)(f"cannot write the value into an array of dtype {dtype}: {exc}") from None
+    return out
 
 
 def _coerce_variable(value: Any, data_type: DataType) -> np.ndarray:

@@ -88,6 +88,7 @@ def create_array(
 def _create_array_at(store: Store, path: str, *, overwrite: bool, write_empty_chunks: bool,
                      data: Any = None, zarr_format: int = 3, order: str | None = None,
                      dimension_separator: str | None = None, **kwargs: Any) -> Array:
+    given = data  # coerced as given: [256] into uint8 overflows, as in numpy
     if data is not None:
         if not isinstance(data, np.ndarray):
             data = np.array(data, dtype=object) if _holds_bytes(data) else np.asarray(data)
@@ -101,7 +102,7 @@ def _create_array_at(store: Store, path: str, *, overwrite: bool, write_empty_ch
     documents = stored.to_documents()  # fails on bad attributes before anything is touched
     array = Array(store, path, stored, write_empty_chunks=write_empty_chunks)  # validates the chain
     if data is not None:
-        data = coerce_value(data, array._v3.data_type, array.shape)
+        data = coerce_value(given, array._v3.data_type, array.shape)
     prepare_node(store, path, overwrite=overwrite, zarr_format=zarr_format)
     write_metadata(store, path, documents)
     if data is not None:

@@ -266,7 +266,8 @@ class DataType:
             arr = np.asarray(value)
             if arr.shape != ():
                 raise ValueError("expected a scalar")
-            out = arr.astype(self.numpy)
+            with np.errstate(invalid="ignore"):  # NaN/inf into integers: refused just below
+                out = arr.astype(self.numpy)
             if self.numpy.kind in "iub" and arr.dtype.kind in "iuf" and out != arr:
                 raise ValueError("value is out of range or not integral")
         except (ValueError, TypeError, OverflowError, binascii.Error) as exc:
