@@ -3,18 +3,28 @@
 :func:`store_from_url` turns what a user passes as ``store`` (a Store, a path,
 a URL) into a :class:`Store`:
 
-==============================================  =========================
-``Store`` instance                              returned as is
-``dict``                                        ``MemoryStore(dict)``
-``pathlib.Path`` / ``"data/x.zarr"``            ``LocalStore``
-``"file:///abs/x.zarr"``                        ``LocalStore``
-``"memory://x"``, ``"s3://b/x"``, ``"zip::…"``  ``FsspecStore.from_url``
-==============================================  =========================
+===============================================  =====================================
+``Store`` instance                               returned as is
+``dict``                                         ``MemoryStore(dict)``
+``pathlib.Path`` / ``"data/x.zarr"``             ``LocalStore``
+``"file:///abs/x.zarr"``                         ``LocalStore``
+path or ``file://`` URL of an existing zip file  ``ZipStore(path, mode="r")``
+``"memory://x"``, ``"s3://b/x"``, ``"zip::…"``   ``FsspecStore.from_url`` (zip: reads)
+===============================================  =====================================
+
+Zip archives: a path is a directory for a ``LocalStore`` (as in zarr-python
+3), except that a path naming an existing zip *file* opens it read-only as a
+:class:`ZipStore`, since a directory store on a file could never work. To
+write a zip archive, pass ``ZipStore(path, mode="w")`` (or ``"a"``) as the
+store and ``close()`` it when done; ``zip::`` URLs and a zip file given by path
+only read (a write raises :class:`~zarrpy.errors.ReadOnlyError` naming
+``ZipStore``).
 """
 
 from __future__ import annotations
 
 import os
+import zipfile
 from typing import Any, Mapping
 from urllib.parse import urlsplit
 from urllib.request import url2pathname
@@ -23,6 +33,7 @@ from .abc import Store
 from .fsspec import FsspecStore
 from .local import LocalStore
 from .memory import MemoryStore
+from .zip import ZipStore
 
 
 def _file_url_to_path(url: str) -> str:
@@ -48,6 +59,7 @@ def store_from_url(
     not silently become a local directory). A ``file://`` URL *with*
     ``storage_options`` goes to fsspec's local filesystem. A chained URL
     (``zip::file:///a.zip``, ``simplecache::s3://…``) reaches fsspec untouched.
+    A path to an existing zip file opens a read-only :class:`ZipStore`.
     A Store passed in is returned as is, whatever ``read_only`` says.
     """
     if isinstance(store_like, Store):
@@ -69,8 +81,10 @@ def store_from_url(
                 "they are only used with fsspec URLs"
             )
         path = _file_url_to_path(url) if url.startswith("file://") else url
+        if os.path.isfile(path) and zipfile.is_zipfile(path):
+            return ZipStore(path, mode="r")
         return LocalStore(path, read_only=read_only)
     return FsspecStore.from_url(url, storage_options=dict(storage_options or {}), read_only=read_only)
 
 
-__all__ = ["FsspecStore", "LocalStore", "MemoryStore", "Store", "store_from_url"]
+__all__ = ["FsspecStore", "LocalStore", "MemoryStore", "Store", "ZipStore", "store_from_url"]

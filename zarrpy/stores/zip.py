@@ -1,0 +1,248 @@
+"""A store in one zip archive, like zarr-python's ``zarr.storage.ZipStore``.
+
+Key ``"a/b"`` is the archive member ``a/b``. Modes: ``"r"`` reads an existing
+archive (the store is read-only), ``"w"`` creates or truncates one, ``"x"``
+creates one that must not exist, ``"a"`` adds to an existing archive (or
+creates it). Members are stored uncompressed by default (``compression``),
+so byte-range reads seek straight to the requested bytes.
+
+Call :meth:`ZipStore.close` (or use the store as a context manager) when
+done writing: the archive's central directory is written then, and a zip
+without one cannot be read. A closed store reopens on its next use, in mode
+``"a"`` after ``"w"``/``"x"``/``"a"`` (entries already written are kept) and
+``"r"`` after ``"r"``, as zarr-python's does.
+
+Zip limits, documented rather than hidden:
+
+- **Overwrites append.** Setting a key that is already in the archive adds a
+  second member of the same name (Python's :mod:`zipfile` warns ``Duplicate
+  name``); reads, sizes and listings see the latest one only, but the old
+  bytes stay in the file. Rewrite the store to compact it.
+- **No deletes.** Deleting a missing key is a no-op; deleting a present one
+  raises :class:`~zarrpy.errors.StoreError` (zarr-python raises
+  ``NotImplementedError``). Writing an all-fill-value chunk over a stored one
+  deletes it, so it fails the same way; create arrays with
+  ``write_empty_chunks=True`` if chunks may become empty again.
+- **One writer.** Every archive operation holds the store's lock (arrays
+  encode on a thread pool); no other process may write the file meanwhile.
+
+Pickling reopens the archive by path in mode ``"r"`` on first use, so a
+pickled copy can read what the original wrote once it was closed, and can
+never write concurrently with it. ``url`` is ``zip::file:///…``, which
+:func:`~zarrpy.stores.store_from_url` reopens read-only through fsspec.
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+import time
+import zipfile
+from pathlib import Path
+from typing import Any, Iterator, Literal
+
+from ..byte_range import ByteRequest, OffsetRequest, RangeRequest, SuffixRequest
+from ..errors import KeyNotFoundError, ReadOnlyError, StoreError
+from .abc import Store, validate_key, validate_prefix
+
+ZipMode = Literal["r", "w", "a", "x"]
+
+
+class ZipStore(Store):
+    """Keys as members of the zip archive at ``path``; see the module docstring.
+
+    Parameters
+    ----------
+    path
+        The archive's file path.
+    mode
+        ``"r"`` (read-only), ``"w"``, ``"x"`` or ``"a"``, as for
+        :class:`zipfile.ZipFile`.
+    compression
+        :mod:`zipfile` method for new members (``zipfile.ZIP_STORED`` by
+        default: chunks are compressed by their codecs already).
+    allowZip64
+        Allow archives over 2 GiB (ZIP64 extensions), as in :mod:`zipfile`.
+    """
+
+    def __init__(
+        self,
+        path: str | os.PathLike[str],
+        mode: ZipMode = "r",
+        *,
+        compression: int = zipfile.ZIP_STORED,
+        allowZip64: bool = True,
+    ) -> None:
+        if mode not in ("r", "w", "a", "x"):
+            raise ValueError(f"ZipStore mode must be 'r', 'w', 'a' or 'x', got {mode!r}")
+        self.path = Path(os.path.abspath(os.fspath(path)))
+        self.mode: ZipMode = mode
+        self.read_only = mode == "r"
+        self.compression = compression
+        self.allowZip64 = allowZip64
+        self._lock = threading.RLock()
+        self._zf: zipfile.ZipFile | None = None
+        self._reopened_read_only = False
+        self._open()
+
+    # -- the archive -------------------------------------------------------
+    def _open(self) -> zipfile.ZipFile:
+        """The open archive; (re)opens it under the lock when needed."""
+        with self._lock:
+            if self._zf is None:
+                try:
+                    self._zf = zipfile.ZipFile(
+                        self.path, self.mode, compression=self.compression, allowZip64=self.allowZip64
+                    )
+                except (OSError, zipfile.BadZipFile) as exc:
+                    raise StoreError(f"cannot open zip archive {os.fspath(self.path)!r} (mode {self.mode!r}): {exc}") from exc
+                # "w" truncates and "x" refuses an existing file: first open only.
+                if self.mode in ("w", "x"):
+                    self.mode = "a"
+            return self._zf
+
+    def close(self) -> None:
+        """Write the central directory and close the file. The store reopens
+        on its next use (see the module docstring); closing twice is fine."""
+        with self._lock:
+            zf, self._zf = self._zf, None
+            if zf is not None:
+                try:
+                    zf.close()
+                except OSError as exc:
+                    raise StoreError(f"cannot finish zip archive {os.fspath(self.path)!r}: {exc}") from exc
+
+    def __enter__(self) -> ZipStore:
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        self.close()
+
+    def _info(self, key: str) -> zipfile.ZipInfo | None:
+        """The latest member named ``key`` (zipfile keeps the last duplicate)."""
+        try:
+            return self._open().getinfo(key)
+        except KeyError:
+            return None
+
+    # -- reads -------------------------------------------------------------
+    def get(self, key: str, byte_range: ByteRequest | None = None) -> bytes | None:
+        validate_key(key)
+        with self._lock:
+            info = self._info(key)
+            if info is None or info.is_dir():
+                return None
+            try:
+                return _read_member(self._open(), info, byte_range)
+            except (OSError, zipfile.BadZipFile, EOFError) as exc:
+                raise StoreError(f"cannot read {key!r} from zip archive {os.fspath(self.path)!r}: {exc}") from exc
+
+    def exists(self, key: str) -> bool:
+        validate_key(key)
+        with self._lock:
+            info = self._info(key)
+        return info is not None and not info.is_dir()
+
+    def getsize(self, key: str) -> int:
+        """The member's uncompressed size from the central directory."""
+        validate_key(key)
+        with self._lock:
+            info = self._info(key)
+        if info is None or info.is_dir():
+            raise KeyNotFoundError(f"no value under key {key!r} in zip archive {os.fspath(self.path)!r}")
+        return info.file_size
+
+    # -- writes ------------------------------------------------------------
+    def _check_writable(self, key: str) -> None:
+        if self.read_only:
+            why = (
+                "this copy was unpickled from a ZipStore and reads only"
+                if self._reopened_read_only
+                else "the ZipStore was opened with mode 'r'"
+            )
+            raise ReadOnlyError(
+                f"cannot write {key!r} to zip archive {os.fspath(self.path)!r}: {why}; "
+                "open ZipStore(path, mode='a') to add to it"
+            )
+
+    def _set(self, key: str, value: bytes) -> None:
+        info = zipfile.ZipInfo(key, date_time=time.localtime()[:6])
+        info.compress_type = self.compression
+        info.external_attr = 0o644 << 16  # -rw-r--r--, as zarr-python writes
+        with self._lock:
+            try:
+                self._open().writestr(info, value)
+            except (OSError, ValueError) as exc:
+                raise StoreError(f"cannot write {key!r} to zip archive {os.fspath(self.path)!r}: {exc}") from exc
+
+    def _delete(self, key: str) -> None:
+        if self.exists(key):
+            raise StoreError(
+                f"cannot delete {key!r} from zip archive {os.fspath(self.path)!r}: "
+                "zip archives cannot remove members"
+            )
+
+    # -- listing -----------------------------------------------------------
+    def _members(self, prefix: str) -> list[zipfile.ZipInfo]:
+        """The latest member of each file name starting with ``prefix``."""
+        prefix = validate_prefix(prefix)
+        with self._lock:
+            zf = self._open()
+            names = dict.fromkeys(zf.namelist())  # duplicates once, in order
+            return [zf.getinfo(n) for n in names if n.startswith(prefix) and not n.endswith("/")]
+
+    def list_prefix(self, prefix: str) -> Iterator[str]:
+        return iter([info.filename for info in self._members(prefix)])
+
+    def list_prefix_with_sizes(self, prefix: str) -> Iterator[tuple[str, int]]:
+        return iter([(info.filename, info.file_size) for info in self._members(prefix)])
+
+    # -- identity and pickling -----------------------------------------------
+    @property
+    def url(self) -> str:
+        return "zip::" + self.path.as_uri()
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return (_reopen_read_only, (os.fspath(self.path), not self.read_only))
+
+    def __repr__(self) -> str:
+        return f"ZipStore({os.fspath(self.path)!r}, mode={self.mode!r})"
+
+
+def _reopen_read_only(path: str, was_writable: bool) -> ZipStore:
+    """An unpickled ZipStore: read-only, opened on first use (the original
+    may still be writing when it is pickled)."""
+    store = ZipStore.__new__(ZipStore)
+    store.path = Path(path)
+    store.mode = "r"
+    store.read_only = True
+    store.compression = zipfile.ZIP_STORED
+    store.allowZip64 = True
+    store._lock = threading.RLock()
+    store._zf = None
+    store._reopened_read_only = was_writable
+    return store
+
+
+def _read_member(zf: zipfile.ZipFile, info: zipfile.ZipInfo, request: ByteRequest | None) -> bytes:
+    """Read ``request`` of a member; stored members seek without reading."""
+    size = info.file_size
+    if request is None:
+        start, end = 0, size
+    elif isinstance(request, RangeRequest):
+        start, end = min(request.start, size), min(request.end, size)
+    elif isinstance(request, OffsetRequest):
+        start, end = min(request.offset, size), size
+    elif isinstance(request, SuffixRequest):
+        start, end = max(0, size - request.length), size
+    else:
+        raise TypeError(f"not a byte request: {request!r}")
+    if start >= end:
+        return b""
+    with zf.open(info) as f:
+        if start:
+            f.seek(start)
+        return f.read(end - start)
+
+
+__all__ = ["ZipStore"]
