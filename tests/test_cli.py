@@ -1,9 +1,12 @@
-"""The zarrpy command: demo and info."""
+"""The zarrpy command: demo, info (text and JSON), exit codes and error lines."""
 
+import json
+import os
 import subprocess
 import sys
 
 import numpy as np
+import pytest
 
 import zarrpy
 from zarrpy.cli import main
@@ -30,7 +33,7 @@ def test_info_describes_arrays_and_groups(tmp_path, capsys):
 
 
 def test_info_on_a_missing_node_is_a_clear_error(tmp_path, capsys):
-    assert main(["info", str(tmp_path / "nothing.zarr")]) == 2
+    assert main(["info", str(tmp_path / "nothing.zarr")]) == 1
     assert "zarr.json" in capsys.readouterr().err
 
 
@@ -40,3 +43,140 @@ def test_module_entry_point_runs(tmp_path):
     )
     assert proc.returncode == 0, proc.stderr
     assert "read back identical" in proc.stdout
+
+
+def run_cli(*args, env=None):
+    """``python -m zarrpy ARGS`` as a real process."""
+    return subprocess.run([sys.executable, "-m", "zarrpy", *args], capture_output=True, text=True,
+                          timeout=120, env=env)
+
+
+def assert_one_error_line(proc, *fragments):
+    """Exit 1 with exactly one ``zarrpy: error:`` line naming ``fragments``, no traceback."""
+    assert proc.returncode == 1, (proc.stdout, proc.stderr)
+    lines = proc.stderr.splitlines()
+    assert len(lines) == 1, proc.stderr
+    assert lines[0].startswith("zarrpy: error: ")
+    assert "Traceback" not in proc.stderr
+    for fragment in fragments:
+        assert fragment in lines[0]
+    return lines[0]
+
+
+def test_version():
+    proc = run_cli("--version")
+    assert proc.returncode == 0
+    assert proc.stdout.strip() == f"zarrpy {zarrpy.__version__}"
+
+
+def test_info_json_for_an_array(tmp_path, capsys):
+    a = zarrpy.create_array(str(tmp_path / "a.zarr"), shape=(6, 4), dtype="float32", chunks=(3, 2),
+                            attributes={"u": 1}, fill_value=np.float32(1.5))
+    a[:3, :] = 2
+    assert main(["info", "--json", str(tmp_path / "a.zarr")]) == 0
+    doc = json.loads(capsys.readouterr().out)
+    assert doc["node_type"] == "array"
+    assert doc["shape"] == [6, 4] and doc["chunk_shape"] == [3, 2]
+    assert doc["data_type"] == "float32" and doc["zarr_format"] == 3
+    assert doc["fill_value"] == 1.5 and doc["read_only"] is True
+    assert doc["name"] == "/"
+
+
+def test_info_json_for_a_group_lists_every_member(tmp_path):
+    g = zarrpy.open_group(str(tmp_path / "g.zarr"), mode="w", attributes={"title": "t", "n": 3})
+    g.create_group("sub").create_array("y", shape=(5,), dtype="int8", chunks=(2,))
+    g.create_array("x", shape=(2, 3), dtype="uint16")
+    proc = run_cli("info", str(tmp_path / "g.zarr"), "--json")
+    assert proc.returncode == 0, proc.stderr
+    doc = json.loads(proc.stdout)
+    assert doc["node_type"] == "group" and doc["name"] == "/" and doc["zarr_format"] == 3
+    assert doc["attributes"] == {"title": "t", "n": 3}
+    members = {m["path"]: m for m in doc["members"]}
+    assert set(members) == {"sub", "sub/y", "x"}
+    assert members["sub"]["node_type"] == "group"
+    assert members["sub/y"] == {"path": "sub/y", "node_type": "array", "shape": [5], "chunks": [2], "dtype": "int8"}
+    assert members["x"]["shape"] == [2, 3] and members["x"]["dtype"] == "uint16"
+
+
+def test_info_json_of_a_v2_group_path(tmp_path, capsys):
+    g = zarrpy.open_group(str(tmp_path / "v2.zarr"), mode="w", zarr_format=2)
+    g.create_group("inner", attributes={"k": [1, 2]})
+    assert main(["info", str(tmp_path / "v2.zarr"), "--path", "inner", "--json"]) == 0
+    doc = json.loads(capsys.readouterr().out)
+    assert doc == {"node_type": "group", "name": "/inner", "zarr_format": 2, "attributes": {"k": [1, 2]},
+                   "members": []}
+
+
+def test_missing_path_is_one_error_line(tmp_path):
+    target = str(tmp_path / "nope.zarr")
+    assert_one_error_line(run_cli("info", target), target, "node path '/'", "zarr.json")
+
+
+@pytest.mark.parametrize("document", [b"{not json", b"[1, 2]", b'{"zarr_format": 3, "node_type": "array"}',
+                                      b"\xff\xfe"])
+def test_corrupt_zarr_json_is_one_error_line(tmp_path, document):
+    (tmp_path / "bad.zarr").mkdir()
+    (tmp_path / "bad.zarr" / "zarr.json").write_bytes(document)
+    assert_one_error_line(run_cli("info", str(tmp_path / "bad.zarr")), "bad.zarr", "zarr.json")
+
+
+def test_unwritable_path_is_one_error_line(tmp_path):
+    # A directory where migrate must write zarr.json: the write fails, whoever runs the test.
+    zarrpy.create_array(str(tmp_path / "v2.zarr"), shape=(3,), dtype="int8", zarr_format=2)
+    (tmp_path / "v2.zarr" / "zarr.json").mkdir()
+    assert_one_error_line(run_cli("migrate", str(tmp_path / "v2.zarr")), "zarr.json", "v2.zarr")
+
+
+def test_read_only_store_is_one_error_line(tmp_path, capsys, monkeypatch):
+    # The CLI opens its own stores writable; a read-only filesystem shows up as PermissionError.
+    import zarrpy.migrate
+
+    def refuse(*args, **kwargs):
+        raise PermissionError(13, "Permission denied", str(tmp_path / "ro.zarr"))
+
+    monkeypatch.setattr(zarrpy.migrate, "migrate_v3", refuse)
+    assert main(["migrate", str(tmp_path / "ro.zarr")]) == 1
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and err.startswith("zarrpy: error: PermissionError: ")
+    assert "ro.zarr" in err
+
+
+@pytest.mark.parametrize("exc", [ValueError("bad value"), TypeError("bad type"), KeyError("missing-key"),
+                                 ImportError("No module named 's3fs'"), OSError("disk\nfull")])
+def test_expected_failures_are_one_line(tmp_path, capsys, monkeypatch, exc):
+    import zarrpy.consolidated
+
+    def fail(*args, **kwargs):
+        raise exc
+
+    monkeypatch.setattr(zarrpy.consolidated, "consolidate_metadata", fail)
+    assert main(["consolidate", str(tmp_path)]) == 1
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and err.startswith(f"zarrpy: error: {type(exc).__name__}: ")
+    assert " ".join(str(exc.args[0]).split()) in err
+
+
+def test_traceback_switch_shows_the_traceback(tmp_path):
+    target = str(tmp_path / "nope.zarr")
+    for proc in (run_cli("--traceback", "info", target),
+                 run_cli("info", target, env={**os.environ, "ZARRPY_DEBUG": "1"})):
+        assert proc.returncode == 1
+        assert "Traceback" in proc.stderr and "NodeNotFoundError" in proc.stderr
+
+
+@pytest.mark.parametrize("args", [[], ["bogus"], ["info"], ["info", "x.zarr", "--no-such-option"]])
+def test_bad_usage_exits_2(args):
+    proc = run_cli(*args)
+    assert proc.returncode == 2
+    assert proc.stderr.startswith("usage: zarrpy")
+    assert "Traceback" not in proc.stderr
+
+
+def test_help_reads_as_plain_text():
+    for args in (["--help"], ["info", "--help"], ["migrate", "--help"]):
+        proc = run_cli(*args)
+        assert proc.returncode == 0
+        assert "``" not in proc.stdout and ":func:" not in proc.stdout
+    top = run_cli("--help").stdout
+    assert "Zarr" in top and "--version" in top and "--traceback" in top
+    assert "info" in top and "consolidate" in top

@@ -324,5 +324,5 @@ def test_cli_migrate(v2_store):
 
 
 def test_cli_migrate_reports_errors(tmp_path, capsys):
-    assert main(["migrate", str(tmp_path / "missing.zarr")]) == 2
+    assert main(["migrate", str(tmp_path / "missing.zarr")]) == 1
     assert "no array or group" in capsys.readouterr().err

@@ -64,7 +64,10 @@ def read_node(
     """
     names = (METADATA_KEY, *V2_KEYS, *((ZMETADATA_KEY,) if zmetadata else ()))
     raw = store.get_partial_values([(join_key(path, k), None) for k in names])
-    found = _parse_node(raw[:4], path, zarr_format)
+    try:
+        found = _parse_node(raw[:4], path, zarr_format)
+    except MetadataError as exc:  # name the store: the key alone does not say which one
+        raise type(exc)(f"invalid metadata at {location(store, path)}: {exc}") from exc
     if found is None:
         wanted = {None: "zarr.json, .zarray or .zgroup", 3: "zarr.json", 2: ".zarray or .zgroup"}[zarr_format]
         raise NodeNotFoundError(f"no array or group at {location(store, path)}: no {wanted} there")

@@ -1,22 +1,37 @@
-"""The ``zarrpy`` command.
+"""The zarrpy command line: demo, info, migrate and consolidate.
 
-``zarrpy demo [DIR]``, ``zarrpy info PATH_OR_URL``, ``zarrpy migrate PATH_OR_URL
-[--remove-v2]`` (V2 -> V3 metadata, chunks untouched) and ``zarrpy consolidate
-PATH_OR_URL`` (write consolidated metadata).
+Exit status: 0 on success, 1 when the command fails (one ``zarrpy: error:``
+line on stderr; ``--traceback`` or ``ZARRPY_DEBUG=1`` shows the traceback
+instead), 2 on a usage error.
 """
 
 from __future__ import annotations
 
 import argparse
+import json
+import os
 import sys
 import tempfile
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
-from . import api
+from . import __version__, api
 from ._array import Array
 from .errors import ZarrpyError
+
+DESCRIPTION = """\
+Create, inspect and convert Zarr (V2 and V3) arrays and groups.
+
+PATH_OR_URL is a directory or an fsspec URL such as s3://bucket/x.zarr.
+Run "zarrpy COMMAND --help" for the options of a command.
+"""
+EPILOG = "exit status: 0 done, 1 the command failed (one line on stderr), 2 bad usage"
+
+EXPECTED_ERRORS = (ZarrpyError, OSError, ValueError, TypeError, KeyError, ImportError)
+"""Failures the command reports in one line: bad input, missing or unreadable
+data, a missing optional dependency. Anything else is a bug and keeps its traceback."""
 
 
 def _demo(directory: str | None) -> int:
@@ -49,9 +64,39 @@ def _demo(directory: str | None) -> int:
         return 0 if ok else 1
 
 
-def _info(target: str, path: str | None) -> int:
-    node = api.open(target, mode="r", path=path)
+def _json_default(value: Any) -> Any:
+    """What ``json`` cannot serialise itself: numpy scalars and arrays, dtypes, bytes, sets."""
+    if isinstance(value, np.generic):
+        return value.item()
+    if isinstance(value, np.ndarray):
+        return value.tolist()
+    if isinstance(value, (set, frozenset)):
+        return sorted(value, key=str)
+    if isinstance(value, bytes):
+        return value.decode("utf-8", errors="backslashreplace")
+    return str(value)
+
+
+def _info_document(node: Any) -> dict[str, Any]:
+    """The JSON ``zarrpy info --json`` prints: an array's info dict, or a
+    group's name, format, attributes and every member below it."""
     if isinstance(node, Array):
+        return {"node_type": "array", **node.info.as_dict()}
+    members = []
+    for rel, member in node.members(max_depth=None):
+        entry: dict[str, Any] = {"path": rel, "node_type": "array" if isinstance(member, Array) else "group"}
+        if isinstance(member, Array):
+            entry.update(shape=member.shape, chunks=member.chunks, dtype=str(member.dtype))
+        members.append(entry)
+    return {"node_type": "group", "name": node.name, "zarr_format": node.zarr_format,
+            "attributes": dict(node.attrs), "members": members}
+
+
+def _info(target: str, path: str | None, as_json: bool) -> int:
+    node = api.open(target, mode="r", path=path)
+    if as_json:
+        print(json.dumps(_info_document(node), indent=2, default=_json_default))
+    elif isinstance(node, Array):
         print(node.info)
     else:
         print(f"group {node.name} attributes={dict(node.attrs)}")
@@ -81,35 +126,60 @@ def _consolidate(target: str, path: str | None) -> int:
     return 0
 
 
-def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="zarrpy", description=__doc__)
-    sub = parser.add_subparsers(dest="command", required=True)
+def _error_line(exc: BaseException) -> str:
+    """One line for an expected failure: zarrpy's own messages as they are,
+    other exceptions prefixed with their type (``FileNotFoundError: …``)."""
+    text = str(exc.args[0]) if isinstance(exc, KeyError) and len(exc.args) == 1 else str(exc)
+    text = " ".join(text.split()) or "(no message)"
+    return text if isinstance(exc, ZarrpyError) else f"{type(exc).__name__}: {text}"
+
+
+def _parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="zarrpy", description=DESCRIPTION, epilog=EPILOG, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--version", action="version", version=f"zarrpy {__version__}")
+    parser.add_argument("--traceback", action="store_true",
+                        help="on failure show the full traceback (also: environment variable ZARRPY_DEBUG=1)")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
     demo = sub.add_parser("demo", help="create, write, read back and describe a small array")
     demo.add_argument("directory", nargs="?", help="where to keep demo.zarr (default: a temporary directory)")
     info = sub.add_parser("info", help="describe the array or group at a path or URL")
-    info.add_argument("target", help="a directory, or an fsspec URL such as s3://bucket/x.zarr")
+    info.add_argument("target", metavar="PATH_OR_URL", help="a directory, or an fsspec URL such as s3://bucket/x.zarr")
     info.add_argument("--path", help="node path inside the store")
+    info.add_argument("--json", action="store_true", help="print the description as one JSON document")
     migrate = sub.add_parser(
         "migrate", help="write Zarr V3 metadata for every V2 array and group (chunks are not touched)")
-    migrate.add_argument("target", help="a directory, or an fsspec URL")
+    migrate.add_argument("target", metavar="PATH_OR_URL", help="a directory, or an fsspec URL")
     migrate.add_argument("--path", help="node path inside the store (default: the root)")
     migrate.add_argument("--remove-v2", action="store_true",
                          help="delete .zarray/.zgroup/.zattrs/.zmetadata once all zarr.json are written")
     consolidate = sub.add_parser("consolidate", help="write consolidated metadata for a group's hierarchy")
-    consolidate.add_argument("target", help="a directory, or an fsspec URL")
+    consolidate.add_argument("target", metavar="PATH_OR_URL", help="a directory, or an fsspec URL")
     consolidate.add_argument("--path", help="group path inside the store (default: the root)")
-    args = parser.parse_args(argv)
+    return parser
+
+
+def _run(args: argparse.Namespace) -> int:
+    if args.command == "demo":
+        return _demo(args.directory)
+    if args.command == "migrate":
+        return _migrate(args.target, args.path, args.remove_v2)
+    if args.command == "consolidate":
+        return _consolidate(args.target, args.path)
+    return _info(args.target, args.path, args.json)
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Run the command line; returns the exit status (see the module docstring)."""
+    args = _parser().parse_args(argv)
+    debug = args.traceback or os.environ.get("ZARRPY_DEBUG", "") not in ("", "0")
     try:
-        if args.command == "demo":
-            return _demo(args.directory)
-        if args.command == "migrate":
-            return _migrate(args.target, args.path, args.remove_v2)
-        if args.command == "consolidate":
-            return _consolidate(args.target, args.path)
-        return _info(args.target, args.path)
-    except ZarrpyError as exc:
-        print(f"zarrpy: error: {exc}", file=sys.stderr)
-        return 2
+        return _run(args)
+    except EXPECTED_ERRORS as exc:
+        if debug:
+            raise
+        print(f"zarrpy: error: {_error_line(exc)}", file=sys.stderr)
+        return 1
 
 
 if __name__ == "__main__":  # pragma: no cover
