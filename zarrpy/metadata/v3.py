@@ -25,6 +25,11 @@ _ARRAY_KEYS = {
     "fill_value", "codecs", "attributes", "storage_transformers", "dimension_names",
 }
 _GROUP_KEYS = {"zarr_format", "node_type", "attributes"}
+# Group members outside the spec that zarr-python writes and reads as its own.
+# A null one is read as absent (zarr-python up to 3.1.3 wrote
+# ``"consolidated_metadata": null`` into every group); any other value is
+# kept, whether or not it says ``"must_understand": false``.
+_GROUP_PEER_KEYS = frozenset({"consolidated_metadata"})
 
 _KEY_ENCODING_DEFAULT_SEPARATOR = {"default": "/", "v2": "."}
 
@@ -87,12 +92,20 @@ def _parse_codecs(value: Any) -> tuple[dict[str, Any], ...]:
     return tuple(out)
 
 
-def _split_extra(doc: dict[str, Any], known: set[str], what: str) -> dict[str, Any]:
-    """Unknown members: kept if ``must_understand: false``, else an error."""
+def _split_extra(doc: dict[str, Any], known: set[str], what: str,
+                 peer: frozenset[str] = frozenset()) -> dict[str, Any]:
+    """Unknown members: kept if ``must_understand: false``, else an error.
+
+    ``peer`` members (written by zarr-python outside the spec) are kept
+    unless null, which is dropped.
+    """
     extra = {}
     for key in set(doc) - known:
         value = doc[key]
-        if isinstance(value, dict) and value.get("must_understand") is False:
+        if key in peer:
+            if value is not None:
+                extra[key] = value
+        elif isinstance(value, dict) and value.get("must_understand") is False:
             extra[key] = value
         else:
             raise MetadataError(
@@ -228,7 +241,7 @@ class GroupMetadataV3:
             raise MetadataError(f"zarr_format: expected 3, got {doc.get('zarr_format')!r}")
         if doc.get("node_type") != "group":
             raise MetadataError(f"node_type: expected 'group', got {doc.get('node_type')!r}")
-        extra = _split_extra(doc, _GROUP_KEYS, "zarr.json")
+        extra = _split_extra(doc, _GROUP_KEYS, "zarr.json", _GROUP_PEER_KEYS)
         return cls(attributes=parse_attributes(doc.get("attributes")), extra=extra)
 
     def to_json(self) -> dict[str, Any]:
