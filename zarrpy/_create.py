@@ -15,7 +15,7 @@ import numpy as np
 from ._node import METADATA_KEY, NODE_KEYS, join_key, location, write_metadata
 from .codecs.abc import ArrayToArrayCodec, ArrayToBytesCodec, BytesToBytesCodec, ChunkSpec, Codec
 from .codecs.chain import CodecChain
-from .codecs.registry import codec_from_json
+from .codecs.registry import codec_from_any, codec_from_json
 from .dtypes import DataType
 from .errors import CodecError, MetadataError, NodeExistsError
 from .metadata._parse import parse_json_document, parse_shape
@@ -40,8 +40,15 @@ def build_array_metadata(
     attributes: dict[str, Any] | None = None,
     dimension_names: Sequence[str | None] | None = None,
     chunk_key_encoding: Any = None,
+    compressor: Any = "auto",
 ) -> ArrayMetadataV3:
-    """Validate user arguments and return the metadata of a new array."""
+    """Validate user arguments and return the metadata of a new array.
+
+    ``compressor`` is zarr-python 2's singular keyword (zarr-python 3 still
+    takes it in ``zarr.create`` and ``Group.create_array``): one codec, or
+    None for none; it is ``compressors`` under another name.
+    """
+    compressors = _one_compressors_argument(compressors, compressor)
     shape = parse_shape(list(shape) if isinstance(shape, (list, tuple)) else [shape], "shape")
     data_type = DataType.from_numpy(dtype)
     chunk_shape = _normalize_chunks(chunks, shape, data_type)
@@ -126,27 +133,68 @@ def _auto_chunks(shape: tuple[int, ...], itemsize: int) -> tuple[int, ...]:
     return tuple(chunks)
 
 
-def _as_codecs(value: Any, kind: type, what: str) -> list[Codec]:
+_KINDS = {
+    ArrayToArrayCodec: "an array-to-array codec (a filter)",
+    ArrayToBytesCodec: "an array-to-bytes codec (a serializer)",
+    BytesToBytesCodec: "a bytes-to-bytes codec (a compressor)",
+}
+
+
+def _as_codecs(value: Any, what: str, itemsize: int, *kinds: type) -> list[Codec]:
+    """``filters=``/``serializer=``/``compressors=`` as codec objects of ``kinds``.
+
+    ``value`` is None (no codecs), one codec in any form
+    :func:`~zarrpy.codecs.registry.codec_from_any` takes (zarrpy, zarr-python
+    or numcodecs object, JSON object, name), or a list/tuple of them. Errors
+    name ``what`` (with the index in a list).
+    """
     if value is None:
         return []
-    if isinstance(value, (Codec, dict, str)):
-        value = [value]
-    codecs = [codec_from_json(v) for v in value]
-    for c in codecs:
-        if not isinstance(c, kind):
-            raise CodecError(f"{what}: codec {c.name!r} is not a {kind.__name__}")
+    items = list(enumerate(value)) if isinstance(value, (list, tuple)) else [(None, value)]
+    codecs = []
+    for i, item in items:
+        where = what if i is None else f"{what}[{i}]"
+        codec = codec_from_any(item, where, itemsize=itemsize)
+        if not isinstance(codec, kinds):
+            actual = next((text for k, text in _KINDS.items() if isinstance(codec, k)), "another kind of codec")
+            raise CodecError(f"{where}: codec {codec.name!r} is {actual}, not "
+                             f"{' or '.join(_KINDS[k] for k in kinds)}")
+        codecs.append(codec)
     return codecs
+
+
+def _one_compressors_argument(compressors: Any, compressor: Any) -> Any:
+    """``compressors``, or ``compressor`` when only that was given."""
+    if isinstance(compressor, str) and compressor == "auto":
+        return compressors
+    if not (isinstance(compressors, str) and compressors == "auto"):
+        raise CodecError(f"compressor={compressor!r} and compressors={compressors!r} were both given; "
+                         "pass one (compressor= is zarr-python 2's name for a single compressor)")
+    return compressor
 
 
 def _build_codecs(
     filters: Any, serializer: Any, compressors: Any, data_type: DataType, endian: str = "little"
 ) -> list[Codec]:
+    """The codec list ``filters + [serializer] + compressors``, defaults filled in.
+
+    ``filters`` are array-to-array codecs, optionally followed by
+    bytes-to-bytes ones: V2's numcodecs filters (Shuffle, checksums) may work
+    on bytes; those run after the serializer, before the compressors.
+    """
     from .codecs.bytes import BytesCodec
 
+    itemsize = data_type.itemsize or 1  # what zarr-python fills tunable settings in with
     if isinstance(serializer, str) and serializer == "auto" and data_type.is_variable:
         # zarr-python's defaults, readable by every peer that knows these types.
         serializer = {"name": "vlen-utf8" if data_type.is_string else "vlen-bytes", "configuration": {}}
-    array_filters = _as_codecs(filters, ArrayToArrayCodec, "filters")
+    given_filters = _as_codecs(filters, "filters", itemsize, ArrayToArrayCodec, BytesToBytesCodec)
+    n_array = next((i for i, c in enumerate(given_filters) if isinstance(c, BytesToBytesCodec)), len(given_filters))
+    array_filters, bytes_filters = given_filters[:n_array], given_filters[n_array:]
+    late = next((c for c in bytes_filters if isinstance(c, ArrayToArrayCodec)), None)
+    if late is not None:
+        raise CodecError(f"filters: array-to-array codec {late.name!r} comes after the bytes-to-bytes codec "
+                         f"{bytes_filters[0].name!r}, which works on the serialized bytes")
     if isinstance(serializer, str) and serializer == "auto":
         # The bytes codec stores what the last filter hands it: follow that
         # filter's stated byte order when it names one (numcodecs astype=">i2").
@@ -158,11 +206,10 @@ def _build_codecs(
         compressors = [{"name": "zstd", "configuration": {"level": 0, "checksum": False}}]
     return [
         *array_filters,
-        *_as_codecs(serializer, ArrayToBytesCodec, "serializer"),
-        *_as_codecs(compressors, BytesToBytesCodec, "compressors"),
+        *_as_codecs(serializer, "serializer", itemsize, ArrayToBytesCodec),
+        *bytes_filters,
+        *_as_codecs(compressors, "compressors", itemsize, BytesToBytesCodec),
     ]
-
-
 
 
 def _parse_key_encoding(value: Any) -> ChunkKeyEncodingSpec:

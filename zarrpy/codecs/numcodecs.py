@@ -148,17 +148,21 @@ def codec_class(name: str) -> type[Codec]:
 def from_numcodecs(codec: Any) -> Codec:
     """The zarrpy codec for a numcodecs codec object (native when zarrpy has one).
 
+    The same as :func:`zarrpy.codecs.registry.codec_from_any` on it, which is
+    what ``create_array(filters=/compressors=)`` use: for V3 the codec is
+    written as ``numcodecs.<id>`` (what ``zarr.codecs.numcodecs`` writes),
+    except gzip, zstd and crc32c, which are written native; for V2 its
+    ``get_config()`` is the ``.zarray`` entry, as zarr-python writes it.
+
     >>> import numcodecs
     >>> from_numcodecs(numcodecs.Zlib(level=3)).to_json()
     {'name': 'numcodecs.zlib', 'configuration': {'level': 3}}
     >>> from_numcodecs(numcodecs.GZip(level=3)).to_json()
     {'name': 'gzip', 'configuration': {'level': 3}}
     """
-    from .registry import codec_from_json
+    from .registry import codec_from_any
 
-    config = dict(codec.get_config())
-    codec_id = config.pop("id")
-    return codec_from_json({"name": PREFIX + codec_id, "configuration": config})
+    return codec_from_any(codec)
 
 
 def _check_known(codec_id: str) -> None:
