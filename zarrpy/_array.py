@@ -168,31 +168,62 @@ class Array(Node):
         """The store key of the chunk at grid ``coords``."""
         return join_key(self._path, encode_chunk_key(self._v3.chunk_key_encoding, coords))
 
+    # -- what is stored: one listing each, never a chunk read ------------
     def stored_chunk_keys(self) -> list[str]:
-        """Keys of the chunks actually present in the store."""
+        """Keys of the chunks present in the store (shards, when sharded)."""
         prefix = join_key(self._path, "")
-        enc = self._v3.chunk_key_encoding
-        out = []
-        for key in self._store.list_prefix(prefix):
-            rel = key[len(prefix):]
-            if decode_chunk_key(enc, rel, self.ndim) is not None:
-                out.append(key)
-        return out
+        return [key for key in self._store.list_prefix(prefix) if self._is_chunk_key(key, prefix)]
+
+    def _is_chunk_key(self, key: str, prefix: str) -> bool:
+        return decode_chunk_key(self._v3.chunk_key_encoding, key[len(prefix):], self.ndim) is not None
+
+    def _stored_sizes(self) -> tuple[int, int]:
+        """(stored chunk objects, bytes of metadata and chunks), from the
+        sizes the store lists (:meth:`Store.list_prefix_with_sizes`)."""
+        prefix = join_key(self._path, "")
+        documents = {join_key(self._path, name) for name in self._metadata.to_documents()}
+        nobjects = nbytes = 0
+        for key, size in self._store.list_prefix_with_sizes(prefix):
+            if self._is_chunk_key(key, prefix):
+                nobjects += 1
+                nbytes += size
+            elif key in documents:
+                nbytes += size
+        return nobjects, nbytes
+
+    def _chunks_per_object(self) -> int:
+        """Chunks in one stored object: a whole shard's inner chunks, or 1."""
+        shards = self.shards
+        return 1 if shards is None else math.prod(s // c for s, c in zip(shards, self.chunks))
 
     def nbytes_stored(self) -> int:
-        """Bytes of metadata and chunks in the store."""
-        keys = [join_key(self._path, name) for name in self._metadata.to_documents()]
-        keys += self.stored_chunk_keys()
-        return sum(len(v) for v in self._store.get_partial_values([(k, None) for k in keys]) if v)
+        """Bytes of metadata and chunks in the store, from the sizes the store
+        reports (no value is downloaded)."""
+        return self._stored_sizes()[1]
 
     @property
-    def nchunks_initialized(self) -> int:
+    def nshards_initialized(self) -> int:
+        """Stored chunk objects: shards of a sharded array, else chunks
+        (zarr-python's ``_nshards_initialized``)."""
         return len(self.stored_chunk_keys())
 
     @property
+    def nchunks_initialized(self) -> int:
+        """Chunks initialized, counted as zarr-python 3.1+ does: each stored
+        shard counts all its inner chunks (so edge shards can make this exceed
+        ``nchunks``); unsharded, the number of stored chunks."""
+        return self.nshards_initialized * self._chunks_per_object()
+
+    @property
     def info(self) -> ArrayInfo:
-        """A printable summary (``print(a.info)``)."""
-        return ArrayInfo(self)
+        """A printable summary (``print(a.info)``): metadata and one listing
+        for the initialized chunk count; no chunk is read."""
+        return ArrayInfo.of(self)
+
+    def info_complete(self) -> ArrayInfo:
+        """:attr:`info` plus stored bytes and storage ratio (zarr-python's
+        name): one listing with sizes, no chunk is read."""
+        return ArrayInfo.of(self, complete=True)
 
     def __repr__(self) -> str:
         return f"<zarrpy.Array {self.name} shape={self.shape} dtype={self.dtype}>"

@@ -1,42 +1,128 @@
-"""A printable summary of an array: what ``print(a.info)`` shows."""
+"""Printable summaries of an array: ``print(a.info)``, ``a.info_complete()``.
+
+Both cost metadata (already read when the array was opened) and one store
+listing; neither reads a chunk. ``info`` shows what zarr-python's
+``Array.info`` shows plus the initialized chunk count; ``info_complete``
+adds the stored bytes and the storage ratio, from the sizes the store
+reports with its listing (:meth:`~zarrpy.stores.abc.Store.list_prefix_with_sizes`).
+"""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+import math
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from ._array import Array
 
+# as_dict() key -> label of the printed table (zarr-python's labels).
+_LABELS = {
+    "name": "Name",
+    "type": "Type",
+    "zarr_format": "Zarr format",
+    "data_type": "Data type",
+    "fill_value": "Fill value",
+    "shape": "Shape",
+    "shard_shape": "Shard shape",
+    "chunk_shape": "Chunk shape",
+    "order": "Order",
+    "read_only": "Read-only",
+    "store": "Store type",
+    "filters": "Filters",
+    "serializer": "Serializer",
+    "compressors": "Compressors",
+    "nbytes": "No. bytes",
+    "nbytes_stored": "No. bytes stored",
+    "storage_ratio": "Storage ratio",
+    "shards_initialized": "Shards Initialized",
+    "chunks_initialized": "Chunks Initialized",
+}
+# Keys of as_dict() not printed: the full chain repeats filters/serializer/compressors.
+_NOT_PRINTED = {"codecs"}
 
-@dataclass
+
+def human_bytes(n: int) -> str:
+    """``n`` as zarr-python prints byte counts: ``"2000000 (1.9M)"``."""
+    if n < 1024:
+        return str(n)
+    value, unit = float(n), ""
+    for unit in "KMGTP":
+        value /= 1024
+        if value < 1024:
+            break
+    return f"{n} ({value:.1f}{unit})"
+
+
+def _codec_text(codec_json: dict[str, Any]) -> str:
+    config = codec_json.get("configuration") or {}
+    return f"{codec_json['name']}({', '.join(f'{k}={v!r}' for k, v in config.items())})"
+
+
+@dataclass(frozen=True)
 class ArrayInfo:
-    """A printable summary of an array (``print(a.info)``)."""
+    """A snapshot summary of an array; ``str()`` prints it as a table and
+    :meth:`as_dict` gives the values (JSON-friendly; ``zarrpy info --json``)."""
 
-    array: Array
+    fields: dict[str, Any] = field(default_factory=dict)
 
-    def as_dict(self) -> dict[str, Any]:
-        a = self.array
-        return {
+    @classmethod
+    def of(cls, array: Array, *, complete: bool = False) -> ArrayInfo:
+        """Describe ``array``: one listing (a sized one if ``complete``), no chunk read."""
+        a = array
+        v3 = a._v3
+        d: dict[str, Any] = {
             "name": a.name,
             "type": "Array",
             "zarr_format": a.zarr_format,
-            "data_type": a._v3.data_type.name,
+            "data_type": v3.data_type.name,
+            "fill_value": v3.data_type.fill_to_json(a.fill_value),
             "shape": a.shape,
-            "chunk_shape": a.chunks,
-            "fill_value": a._v3.data_type.fill_to_json(a.fill_value),
-            "codecs": [c.to_json() for c in a.codecs],
-            "read_only": a.read_only,
-            "store": type(a.store).__name__,
-            "nbytes": a.nbytes,
-            "nbytes_stored": a.nbytes_stored(),
-            "chunks_initialized": f"{a.nchunks_initialized}/{a.nchunks}",
         }
+        if a.shards is not None:
+            d["shard_shape"] = a.shards
+        d.update(
+            chunk_shape=a.chunks,
+            order=getattr(a.metadata, "order", "C"),
+            read_only=a.read_only,
+            store=type(a.store).__name__,
+            filters=[c.to_json() for c in a.filters],
+            serializer=a.serializer.to_json(),
+            compressors=[c.to_json() for c in a.compressors],
+            codecs=[c.to_json() for c in a.codecs],
+            nbytes=a.nbytes,
+        )
+        if complete:
+            nobjects, nbytes_stored = a._stored_sizes()
+            d["nbytes_stored"] = nbytes_stored
+            if nbytes_stored:
+                d["storage_ratio"] = round(a.nbytes / nbytes_stored, 1)
+        else:
+            nobjects = a.nshards_initialized
+        if a.shards is not None:
+            d["shards_initialized"] = f"{nobjects}/{math.prod(a._grid.grid_shape)}"
+        d["chunks_initialized"] = f"{nobjects * a._chunks_per_object()}/{a.nchunks}"
+        return cls(d)
+
+    def as_dict(self) -> dict[str, Any]:
+        return dict(self.fields)
 
     def __str__(self) -> str:
-        d = self.as_dict()
-        width = max(len(k) for k in d)
-        return "\n".join(f"{k.ljust(width)} : {v}" for k, v in d.items())
+        rows = []
+        for key, value in self.fields.items():
+            if key in _NOT_PRINTED:
+                continue
+            if key in ("nbytes", "nbytes_stored"):
+                value = human_bytes(value)
+            elif key in ("filters", "compressors"):
+                value = "(" + ", ".join(_codec_text(c) for c in value) + ("," if len(value) == 1 else "") + ")"
+            elif key == "serializer":
+                value = _codec_text(value)
+            rows.append((_LABELS.get(key, key), value))
+        width = max(len(label) for label, _ in rows)
+        return "\n".join(f"{label.ljust(width)} : {value}" for label, value in rows)
+
+    __repr__ = __str__
 
 
-__all__ = ["ArrayInfo"]
+__all__ = ["ArrayInfo", "human_bytes"]
