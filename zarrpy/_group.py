@@ -163,10 +163,12 @@ class Group(Node):
         """Delete the member ``name`` (an array, or a group with everything in
         it). KeyError if there is no such member."""
         self._check_writable()
-        if name not in self:
+        path = self._child_path(name)
+        # Checked live, not in a snapshot: it may lack the member or list one that is gone.
+        if not node_exists(self._store, path):
             raise KeyError(name)
         self._consolidated = None  # the snapshot no longer describes the hierarchy
-        self._store.delete_prefix(join_key(self._child_path(name), ""))
+        self._store.delete_prefix(join_key(path, ""))
 
     def __len__(self) -> int:
         return len(self.keys())
