@@ -24,7 +24,7 @@ import threading
 from collections import Counter
 from typing import Any
 
-import crc32c
+import google_crc32c
 import numpy as np
 import pytest
 from hypothesis import HealthCheck, given, settings
@@ -354,7 +354,7 @@ def _index_entries(raw: bytes, n: int) -> list[tuple[int, int]]:
 def _with_entries(raw: bytes, entries) -> bytes:
     body = b"".join(struct.pack("<QQ", o, n) for o, n in entries)
     k = 16 * len(entries) + 4
-    return raw[:-k] + body + struct.pack("<I", crc32c.crc32c(body))
+    return raw[:-k] + body + struct.pack("<I", google_crc32c.value(bytes(body)))
 
 
 def _corrupt(kind: str, raw: bytes) -> bytes:

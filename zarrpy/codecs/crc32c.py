@@ -19,7 +19,7 @@ from __future__ import annotations
 import struct
 from typing import Any, Mapping
 
-import crc32c
+import google_crc32c
 
 from ..errors import ChecksumError, ChunkDecodeError
 from ._config import check_keys
@@ -43,7 +43,8 @@ class Crc32cCodec(BytesToBytesCodec):
         return input_nbytes + _CHECKSUM.size
 
     def encode(self, data: bytes, spec: ChunkSpec) -> bytes:
-        return bytes(data) + _CHECKSUM.pack(crc32c.crc32c(data))
+        data = bytes(data)  # google_crc32c takes bytes, not views
+        return data + _CHECKSUM.pack(google_crc32c.value(data))
 
     def decode(self, data: bytes, spec: ChunkSpec) -> bytes:
         """Check and strip the trailing checksum.
@@ -60,15 +61,15 @@ class Crc32cCodec(BytesToBytesCodec):
                 f"codec 'crc32c': {len(data)} bytes is too short to hold a 4-byte checksum"
             )
         view = memoryview(data)
-        payload = view[: len(view) - _CHECKSUM.size]
+        payload = view[: len(view) - _CHECKSUM.size].tobytes()
         (stored,) = _CHECKSUM.unpack(view[len(view) - _CHECKSUM.size :])
-        actual = crc32c.crc32c(payload)
+        actual = google_crc32c.value(payload)
         if stored != actual:
             raise ChecksumError(
                 f"codec 'crc32c': checksum mismatch: stored {stored:#010x}, "
                 f"computed {actual:#010x} over {len(payload)} bytes"
             )
-        return payload.tobytes()
+        return payload
 
 
 __all__ = ["Crc32cCodec"]

@@ -10,7 +10,7 @@ from __future__ import annotations
 import itertools
 import struct
 
-import crc32c
+import google_crc32c
 import numpy as np
 from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
@@ -58,7 +58,7 @@ def as_strings(chunk: ArrayBytes) -> np.ndarray:
 def raw_index(entries, index_codecs_crc=True) -> bytes:
     """Encode ``entries`` (flat list of (offset, nbytes)) as ``bytes`` LE [+ crc32c]."""
     body = b"".join(struct.pack("<QQ", o, n) for o, n in entries)
-    return body + struct.pack("<I", crc32c.crc32c(body)) if index_codecs_crc else body
+    return body + struct.pack("<I", google_crc32c.value(bytes(body))) if index_codecs_crc else body
 
 
 def read_entries(shard: bytes, nchunks: int, location="end") -> list[tuple[int, int]]:
