@@ -128,7 +128,7 @@ def test_unknown_member_names_the_codec():
 
 def test_bad_configuration_names_codec_and_field():
     with pytest.raises(CodecError, match="'zstd'.*'level'"):
-        codec_from_json({"name": "zstd", "configuration": {"level": 99}})
+        codec_from_json({"name": "zstd", "configuration": {"level": "99"}})
 
 
 # -- register_codec ------------------------------------------------------

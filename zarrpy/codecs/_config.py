@@ -35,6 +35,23 @@ def check_int(codec: str, field: str, value: Any, lo: int, hi: int) -> int:
     return value
 
 
+def check_any_int(codec: str, field: str, value: Any) -> int:
+    """Return ``value`` if it is an int, of any size.
+
+    For settings only an encoder uses (compression levels): stored metadata
+    with a level numcodecs accepted must still open and read; the range is
+    checked when an array is created (``evolve``) and encoders clamp.
+    """
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise CodecError(f"codec {codec!r}: {field!r} must be an integer, got {value!r}")
+    return value
+
+
+def clamp(value: int, lo: int, hi: int) -> int:
+    """``value`` moved into ``[lo, hi]``: the level an encoder writes with."""
+    return min(max(value, lo), hi)
+
+
 def check_choice(codec: str, field: str, value: Any, choices: tuple[Any, ...]) -> Any:
     """Return ``value`` if it is one of ``choices``."""
     if value not in choices:

@@ -17,6 +17,13 @@ before writing metadata, so that the stored ``typesize`` is always recorded;
 ``resolve`` only validates. Encoding with ``typesize`` absent uses the item
 size directly, so the bytes are the same either way.
 
+**clevel.** It only matters for writing, so stored metadata with any integer
+``clevel`` opens and reads (the frame header says how to decode). A new array
+needs a ``clevel`` in [0, 9], what c-blosc accepts: :meth:`BloscCodec.evolve`,
+which array creation calls, refuses anything else. Writing to an existing
+array whose stored ``clevel`` lies outside clamps to [0, 9]; the stored
+metadata is left as it is.
+
 Decoding reads the frame header first and checks that the stated sizes are
 consistent with the input and with what the chunk can hold
 (:mod:`zarrpy.codecs._limits`) before blosc allocates anything.
@@ -37,7 +44,7 @@ from typing import Any, Mapping
 import numpy as np
 
 from ..errors import ChunkDecodeError, CodecError
-from ._config import check_choice, check_int, check_keys
+from ._config import check_any_int, check_choice, check_int, check_keys, clamp
 from ._limits import max_decoded_nbytes
 from .abc import BytesToBytesCodec, ChunkSpec
 
@@ -71,7 +78,7 @@ class BloscCodec(BytesToBytesCodec):
         blocksize: int = 0,
     ):
         self.cname: str = check_choice(self.name, "cname", cname, CNAMES)
-        self.clevel: int = check_int(self.name, "clevel", clevel, 0, 9)
+        self.clevel: int = check_any_int(self.name, "clevel", clevel)
         self.shuffle: str = check_choice(self.name, "shuffle", shuffle, SHUFFLES)
         self.typesize: int | None = (
             None if typesize is None else check_int(self.name, "typesize", typesize, 1, _INT32_MAX)
@@ -100,7 +107,9 @@ class BloscCodec(BytesToBytesCodec):
 
         ``spec`` is the chunk spec the codec receives (the array-to-bytes
         codec's). Variable-length types have no item size: they get 1.
+        A ``clevel`` outside [0, 9] is refused (CodecError naming it).
         """
+        check_int(self.name, "clevel", self.clevel, 0, 9)
         if self.typesize is not None:
             return self
         return BloscCodec(
@@ -119,7 +128,7 @@ class BloscCodec(BytesToBytesCodec):
             return blosc.compress(
                 data,
                 self.cname.encode("ascii"),
-                self.clevel,
+                clamp(self.clevel, 0, 9),
                 _SHUFFLE_CODE[self.shuffle],
                 self.blocksize,
                 typesize,

@@ -10,6 +10,14 @@ zero padding; it checks every member's CRC-32 and size, and stops with
 chunk can hold (see :mod:`zarrpy.codecs._limits`). A missing ``level`` reads
 as 5, zarr-python's default; ``to_config`` always writes it.
 
+**Levels.** The level only matters for writing, so stored metadata with any
+integer level opens and reads (numcodecs accepts ``-1``, zlib's default, and
+zarr-python reads such V2 arrays). A new array needs a level in [0, 9] (the
+spec's range): :meth:`GzipCodec.evolve`, which array creation calls, refuses
+anything else. Writing to an existing array whose stored level is outside
+[0, 9] clamps: a negative level writes as zlib's default (``-1``, i.e. 6),
+one above 9 as 9. The stored metadata is left as it is.
+
 >>> GzipCodec.from_config({"level": 5}).to_config()
 {'level': 5}
 >>> GzipCodec(1).to_json()
@@ -22,12 +30,13 @@ import zlib
 from typing import Any, Mapping
 
 from ..errors import ChunkDecodeError
-from ._config import check_int, check_keys
+from ._config import check_any_int, check_int, check_keys, clamp
 from ._limits import max_decoded_nbytes
 from .abc import BytesToBytesCodec, ChunkSpec
 
 _GZIP_WBITS = 31  # 16 + 15: gzip header/trailer, 32 KiB window
 _DEFAULT_LEVEL = 5
+_ZLIB_DEFAULT_LEVEL = -1  # zlib.Z_DEFAULT_COMPRESSION
 
 
 class GzipCodec(BytesToBytesCodec):
@@ -37,7 +46,7 @@ class GzipCodec(BytesToBytesCodec):
     __slots__ = ("level",)
 
     def __init__(self, level: int = _DEFAULT_LEVEL):
-        self.level: int = check_int(self.name, "level", level, 0, 9)
+        self.level: int = check_any_int(self.name, "level", level)
 
     @classmethod
     def from_config(cls, config: Mapping[str, Any] | None) -> GzipCodec:
@@ -47,8 +56,14 @@ class GzipCodec(BytesToBytesCodec):
     def to_config(self) -> dict[str, Any]:
         return {"level": self.level}
 
+    def evolve(self, spec: ChunkSpec) -> GzipCodec:
+        """Refuse a level outside [0, 9] for a new array (CodecError naming it)."""
+        check_int(self.name, "level", self.level, 0, 9)
+        return self
+
     def encode(self, data: bytes, spec: ChunkSpec) -> bytes:
-        return zlib.compress(data, self.level, wbits=_GZIP_WBITS)
+        level = _ZLIB_DEFAULT_LEVEL if self.level < 0 else clamp(self.level, 0, 9)
+        return zlib.compress(data, level, wbits=_GZIP_WBITS)
 
     def decode(self, data: bytes, spec: ChunkSpec) -> bytes:
         """Decompress every member of ``data``.

@@ -9,6 +9,14 @@ default. Reading, ``checksum`` may be absent (false) and ``level`` too (0, as
 zarr-python); ``to_config`` always writes both keys, as zarr-python and
 tensorstore do.
 
+**Levels.** The level only matters for writing, so stored metadata with any
+integer level opens and reads (numcodecs accepts any level and libzstd clamps
+it, e.g. ``100``). A new array needs a level in [-131072, 22], what libzstd
+supports: :meth:`ZstdCodec.evolve`, which array creation calls, refuses
+anything else. Writing to an existing array whose stored level lies outside
+clamps to that range, as libzstd does for numcodecs; the stored metadata is
+left as it is.
+
 Decoding accepts frames with and without the content-size field, several
 concatenated frames, and skippable frames. It never allocates on a header's
 word more than the chunk can hold (:mod:`zarrpy.codecs._limits`): a single
@@ -29,7 +37,7 @@ from typing import Any, Mapping
 import zstandard
 
 from ..errors import ChunkDecodeError, CodecError
-from ._config import check_int, check_keys
+from ._config import check_any_int, check_int, check_keys, clamp
 from ._limits import max_decoded_nbytes
 from .abc import BytesToBytesCodec, ChunkSpec
 
@@ -52,7 +60,7 @@ class ZstdCodec(BytesToBytesCodec):
     __slots__ = ("level", "checksum")
 
     def __init__(self, level: int = 0, checksum: bool = False):
-        self.level: int = check_int(self.name, "level", level, _MIN_LEVEL, _MAX_LEVEL)
+        self.level: int = check_any_int(self.name, "level", level)
         if not isinstance(checksum, bool):
             raise CodecError(f"codec 'zstd': 'checksum' must be true or false, got {checksum!r}")
         self.checksum: bool = checksum
@@ -65,8 +73,13 @@ class ZstdCodec(BytesToBytesCodec):
     def to_config(self) -> dict[str, Any]:
         return {"level": self.level, "checksum": self.checksum}
 
+    def evolve(self, spec: ChunkSpec) -> ZstdCodec:
+        """Refuse a level libzstd does not have for a new array (CodecError naming it)."""
+        check_int(self.name, "level", self.level, _MIN_LEVEL, _MAX_LEVEL)
+        return self
+
     def encode(self, data: bytes, spec: ChunkSpec) -> bytes:
-        return _compressor(self.level, self.checksum).compress(data)
+        return _compressor(clamp(self.level, _MIN_LEVEL, _MAX_LEVEL), self.checksum).compress(data)
 
     def decode(self, data: bytes, spec: ChunkSpec) -> bytes:
         """Decompress all frames in ``data``.
