@@ -20,7 +20,7 @@ from concurrent.futures import ThreadPoolExecutor
 import pytest
 
 from zarrpy.byte_range import ByteRequest, OffsetRequest, RangeRequest, SuffixRequest
-from zarrpy.errors import InvalidKeyError, ReadOnlyError
+from zarrpy.errors import InvalidKeyError, KeyNotFoundError, ReadOnlyError
 from zarrpy.stores.abc import Store
 
 VALUE = b"0123456789"
@@ -218,6 +218,22 @@ class StoreContract:
     )
     def test_list_dir(self, filled: Store, prefix: str, expected: list[str]) -> None:
         assert sorted(filled.list_dir(prefix)) == expected
+
+    # -- sizes -------------------------------------------------------------------
+    def test_sizes(self, filled: Store) -> None:
+        filled.set("a/empty", b"")
+        assert filled.getsize("a/c/0/0") == len(b"a/c/0/0")
+        assert filled.getsize("a/empty") == 0
+        assert sorted(filled.list_prefix_with_sizes("a/")) == sorted(
+            [(k, len(k)) for k in LISTING_KEYS if k.startswith("a/")] + [("a/empty", 0)]
+        )
+        assert filled.getsize_prefix("a") == sum(len(k) for k in LISTING_KEYS if k.startswith("a/"))
+        assert filled.getsize_prefix("") == sum(len(k) for k in LISTING_KEYS)
+        for missing in ("nope", "a/c", "a/c/0/2"):  # "a/c" is a "directory", not a key
+            with pytest.raises(KeyNotFoundError, match=repr(missing)):
+                filled.getsize(missing)
+        with pytest.raises(FileNotFoundError):  # zarr-python's error for a missing key
+            filled.getsize("nope")
 
     # -- invalid keys ---------------------------------------------------------------
     @pytest.mark.parametrize("key", INVALID_KEYS, ids=repr)
