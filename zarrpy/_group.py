@@ -21,6 +21,7 @@ from ._node import (
 )
 from ._array import Array
 from .dtypes import DataType
+from ._info import GroupInfo
 from .consolidated import ConsolidatedMetadata, load_consolidated
 from .errors import MetadataError, NodeExistsError, NodeNotFoundError
 from .metadata.v2 import GroupMetadataV2
@@ -68,7 +69,7 @@ class Group(Node):
             raise NodeNotFoundError(f"{location(store, path)} holds an array, not a group; use zarrpy.open_array")
         snapshot = None if use_consolidated is False else load_consolidated(metadata, zmetadata, path)
         if use_consolidated and snapshot is None:
-            where = "a consolidated_metadata member in zarr.json" if metadata.zarr_format == 3 else ".zmetadata"
+            where = "consolidated_metadata member in zarr.json" if metadata.zarr_format == 3 else ".zmetadata"
             raise MetadataError(f"group {location(store, path)} has no consolidated metadata (no {where}); "
                                 "call zarrpy.consolidate_metadata first or open with use_consolidated=False")
         return cls(store, path, metadata, read_only=read_only, consolidated=snapshot)
@@ -90,6 +91,15 @@ class Group(Node):
     @property
     def metadata(self) -> GroupMetadataV3 | GroupMetadataV2:
         return self._metadata
+
+    @property
+    def info(self) -> GroupInfo:
+        """A printable summary (``print(g.info)``); costs no store request."""
+        return GroupInfo.of(self)
+
+    def info_complete(self) -> GroupInfo:
+        """:attr:`info` plus the counts of direct members (arrays, groups)."""
+        return GroupInfo.of(self, complete=True)
 
     @property
     def consolidated_metadata(self) -> ConsolidatedMetadata | None:

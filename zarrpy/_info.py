@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from ._array import Array
+    from ._group import Group
 
 # as_dict() key -> label of the printed table (zarr-python's labels).
 _LABELS = {
@@ -37,6 +38,9 @@ _LABELS = {
     "storage_ratio": "Storage ratio",
     "shards_initialized": "Shards Initialized",
     "chunks_initialized": "Chunks Initialized",
+    "members": "No. members",
+    "arrays": "No. arrays",
+    "groups": "No. groups",
 }
 # Keys of as_dict() not printed: the full chain repeats filters/serializer/compressors.
 _NOT_PRINTED = {"codecs"}
@@ -108,21 +112,57 @@ class ArrayInfo:
         return dict(self.fields)
 
     def __str__(self) -> str:
-        rows = []
-        for key, value in self.fields.items():
-            if key in _NOT_PRINTED:
-                continue
-            if key in ("nbytes", "nbytes_stored"):
-                value = human_bytes(value)
-            elif key in ("filters", "compressors"):
-                value = "(" + ", ".join(_codec_text(c) for c in value) + ("," if len(value) == 1 else "") + ")"
-            elif key == "serializer":
-                value = _codec_text(value)
-            rows.append((_LABELS.get(key, key), value))
-        width = max(len(label) for label, _ in rows)
-        return "\n".join(f"{label.ljust(width)} : {value}" for label, value in rows)
+        return _table(self.fields)
 
     __repr__ = __str__
 
 
-__all__ = ["ArrayInfo", "human_bytes"]
+@dataclass(frozen=True)
+class GroupInfo:
+    """A snapshot summary of a group (``print(g.info)``); ``complete`` adds
+    the counts of its direct members (one listing and one metadata request)."""
+
+    fields: dict[str, Any] = field(default_factory=dict)
+
+    @classmethod
+    def of(cls, group: Group, *, complete: bool = False) -> GroupInfo:
+        d: dict[str, Any] = {
+            "name": group.name,
+            "type": "Group",
+            "zarr_format": group.zarr_format,
+            "read_only": group.read_only,
+            "store": type(group.store).__name__,
+        }
+        if complete:
+            members = group.members()
+            arrays = sum(1 for _, node in members if node.metadata.node_type == "array")
+            d.update(members=len(members), arrays=arrays, groups=len(members) - arrays)
+        return cls(d)
+
+    def as_dict(self) -> dict[str, Any]:
+        return dict(self.fields)
+
+    def __str__(self) -> str:
+        return _table(self.fields)
+
+    __repr__ = __str__
+
+
+def _table(fields: dict[str, Any]) -> str:
+    """``fields`` as zarr-python prints info: one ``label : value`` row each."""
+    rows = []
+    for key, value in fields.items():
+        if key in _NOT_PRINTED:
+            continue
+        if key in ("nbytes", "nbytes_stored"):
+            value = human_bytes(value)
+        elif key in ("filters", "compressors"):
+            value = "(" + ", ".join(_codec_text(c) for c in value) + ("," if len(value) == 1 else "") + ")"
+        elif key == "serializer":
+            value = _codec_text(value)
+        rows.append((_LABELS.get(key, key), value))
+    width = max(len(label) for label, _ in rows)
+    return "\n".join(f"{label.ljust(width)} : {value}" for label, value in rows)
+
+
+__all__ = ["ArrayInfo", "GroupInfo", "human_bytes"]

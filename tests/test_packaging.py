@@ -1,0 +1,83 @@
+"""The project's promises about itself: README commands, CI, license, floors, no warnings."""
+
+from __future__ import annotations
+
+import re
+import subprocess
+import sys
+import textwrap
+import tomllib
+from pathlib import Path
+
+import zarrpy
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def readme_commands() -> list[str]:
+    text = (ROOT / "README.md").read_text()
+    block = re.search(r"```bash\n(.*?)```", text, re.S)
+    assert block, "README.md must start with a bash block of commands"
+    return [line for line in block.group(1).splitlines() if line.strip()]
+
+
+def test_readme_starts_with_the_two_commands():
+    demo, tests = readme_commands()
+    assert "pip install" in demo and "zarrpy demo" in demo
+    assert 'pip install -e ".[test]"' in tests and "pytest" in tests
+
+
+def test_ci_runs_the_readme_test_command_verbatim_and_nothing_before_it():
+    ci = (ROOT / ".ci" / "run").read_text()
+    _, tests = readme_commands()
+    assert tests in ci
+    before = ci[: ci.index(tests)]
+    assert "pip install" not in re.sub(r"#.*", "", before), ".ci/run installs something the README does not"
+
+
+def test_minimum_versions_are_pinned_from_pyproject():
+    script = (ROOT / ".ci" / "min-versions").read_text()
+    assert "pyproject.toml" in script and "==" in script
+    deps = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["dependencies"]
+    assert all(re.fullmatch(r"[A-Za-z0-9_.-]+>=[0-9][^,;\s]*", d) for d in deps), deps
+
+
+def test_license_file_matches_pyproject():
+    project = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]
+    assert project["license"] == "MIT"
+    assert (ROOT / "LICENSE").read_text().startswith("MIT License")
+
+
+def test_version_is_the_declared_one():
+    project = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]
+    assert zarrpy.__version__ == project["version"]
+
+
+def test_plain_use_prints_no_warning():
+    """Strings, bytes, every built-in compressor and crc32c, V2 and V3: no warning at all."""
+    script = textwrap.dedent("""
+        import warnings
+        warnings.simplefilter("error")
+        import numpy as np, zarrpy
+        store = {}
+        s = zarrpy.create_array(store, name="s", shape=(3,), dtype=str)
+        s[:] = ["a", "bb", ""]
+        b = zarrpy.create_array(store, name="b", shape=(2,), dtype=bytes)
+        b[:] = [b"x", b""]
+        blosc = {"name": "blosc", "configuration": {"cname": "lz4", "clevel": 5, "shuffle": "shuffle",
+                                                     "blocksize": 0}}
+        for i, c in enumerate(["gzip", "zstd", blosc]):
+            a = zarrpy.create_array(store, name=f"n{i}", shape=(10,), dtype="i4",
+                                    compressors=[c, "crc32c"])
+            a[:] = np.arange(10)
+            assert (a[:] == np.arange(10)).all()
+        v2 = zarrpy.create_array(store, name="v2", shape=(3,), dtype=str, zarr_format=2)
+        v2[:] = ["x", "y", "z"]
+        assert list(zarrpy.open_array(store, path="s")[:]) == ["a", "bb", ""]
+        print("ok")
+    """)
+    proc = subprocess.run([sys.executable, "-W", "error", "-c", script], capture_output=True, text=True,
+                          timeout=120)
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.strip() == "ok"
+    assert proc.stderr == ""
