@@ -281,6 +281,30 @@ def test_zarrpy_reads_what_zarr_python_wrote(tmp_path: Path) -> None:
         zarrpy.create_array(path, name="sub/new", shape=(2,), dtype="int8")
 
 
+def test_a_chunk_becoming_fill_value_needs_write_empty_chunks(tmp_path: Path) -> None:
+    store = ZipStore(tmp_path / "a.zip", mode="w")
+    a = zarrpy.create_array(store, name="a", shape=(4,), dtype="int8", chunks=(2,), fill_value=0)
+    a[...] = 1
+    with pytest.raises(StoreError, match=r"'a/c/0'.*write_empty_chunks=True"):
+        a[:2] = 0
+    assert a[...].tolist() == [1, 1, 1, 1]  # nothing half-written
+    b = zarrpy.create_array(store, name="b", shape=(4,), dtype="int8", chunks=(2,), fill_value=0,
+                            write_empty_chunks=True)
+    b[...] = 1
+    b[:2] = 0
+    store.close()
+    assert zarrpy.open_array(ZipStore(store.path), path="b")[...].tolist() == [0, 0, 1, 1]
+
+
+def test_fsspec_store_refuses_a_writable_zip_filesystem(tmp_path: Path) -> None:
+    from fsspec.implementations.zip import ZipFileSystem
+
+    fs = ZipFileSystem(str(tmp_path / "w.zip"), mode="w")
+    with pytest.raises(StoreError, match=r"mode 'w'.*zarrpy\.stores\.ZipStore"):
+        FsspecStore(fs)
+    fs.close()
+
+
 def test_mode_a_adds_an_array_to_an_existing_zip(tmp_path: Path) -> None:
     path = tmp_path / "a.zip"
     with ZipStore(path, mode="w") as store:

@@ -179,7 +179,8 @@ class ZipStore(Store):
         if self.exists(key):
             raise StoreError(
                 f"cannot delete {key!r} from zip archive {os.fspath(self.path)!r}: "
-                "zip archives cannot remove members"
+                "zip archives cannot remove members (arrays delete chunks that become all "
+                "fill value unless created with write_empty_chunks=True)"
             )
 
     # -- listing -----------------------------------------------------------
