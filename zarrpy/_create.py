@@ -173,28 +173,46 @@ def _one_compressors_argument(compressors: Any, compressor: Any) -> Any:
     return compressor
 
 
+def _split_filters(filters: list[Codec], serializer: Any) -> tuple[list[Codec], Any, list[Codec]]:
+    """``filters`` as (array filters, serializer, bytes filters).
+
+    V2's filters are any numcodecs, in order: zarr-python puts the object
+    codec (``VLenUTF8()``) there, and Shuffle or a checksum work on bytes.
+    So after the array-to-array codecs may come one array-to-bytes codec,
+    which becomes the serializer (``serializer`` must then be ``"auto"``),
+    then bytes-to-bytes codecs, which run before the compressors.
+    """
+    n_array = next((i for i, c in enumerate(filters) if not isinstance(c, ArrayToArrayCodec)), len(filters))
+    start = n_array
+    if start < len(filters) and isinstance(filters[start], ArrayToBytesCodec):
+        if not (isinstance(serializer, str) and serializer == "auto"):
+            raise CodecError(f"filters[{start}]: codec {filters[start].name!r} is a serializer and "
+                             "serializer= was given too; pass one")
+        serializer = filters[start]
+        start += 1
+    for i in range(start, len(filters)):
+        if not isinstance(filters[i], BytesToBytesCodec):
+            raise CodecError(f"filters[{i}]: codec {filters[i].name!r} works on arrays but comes after "
+                             f"{filters[i - 1].name!r}, which outputs bytes")
+    return filters[:n_array], serializer, filters[start:]
+
+
 def _build_codecs(
     filters: Any, serializer: Any, compressors: Any, data_type: DataType, endian: str = "little"
 ) -> list[Codec]:
     """The codec list ``filters + [serializer] + compressors``, defaults filled in.
 
-    ``filters`` are array-to-array codecs, optionally followed by
-    bytes-to-bytes ones: V2's numcodecs filters (Shuffle, checksums) may work
-    on bytes; those run after the serializer, before the compressors.
+    ``filters`` may also be V2-style numcodecs filters (:func:`_split_filters`).
     """
     from .codecs.bytes import BytesCodec
 
     itemsize = data_type.itemsize or 1  # what zarr-python fills tunable settings in with
+    array_filters, serializer, bytes_filters = _split_filters(
+        _as_codecs(filters, "filters", itemsize, ArrayToArrayCodec, ArrayToBytesCodec, BytesToBytesCodec), serializer
+    )
     if isinstance(serializer, str) and serializer == "auto" and data_type.is_variable:
         # zarr-python's defaults, readable by every peer that knows these types.
         serializer = {"name": "vlen-utf8" if data_type.is_string else "vlen-bytes", "configuration": {}}
-    given_filters = _as_codecs(filters, "filters", itemsize, ArrayToArrayCodec, BytesToBytesCodec)
-    n_array = next((i for i, c in enumerate(given_filters) if isinstance(c, BytesToBytesCodec)), len(given_filters))
-    array_filters, bytes_filters = given_filters[:n_array], given_filters[n_array:]
-    late = next((c for c in bytes_filters if isinstance(c, ArrayToArrayCodec)), None)
-    if late is not None:
-        raise CodecError(f"filters: array-to-array codec {late.name!r} comes after the bytes-to-bytes codec "
-                         f"{bytes_filters[0].name!r}, which works on the serialized bytes")
     if isinstance(serializer, str) and serializer == "auto":
         # The bytes codec stores what the last filter hands it: follow that
         # filter's stated byte order when it names one (numcodecs astype=">i2").

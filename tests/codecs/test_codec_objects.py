@@ -60,9 +60,12 @@ def _first_chunk(path, zarr_format: int) -> bytes:
 def _write(lib, path, zarr_format: int, dtype: str, kwargs: dict):
     create = zarr.create_array if lib is zarr else zarrpy.create_array
     store = zarr.storage.LocalStore(str(path)) if lib is zarr else str(path)
+    data_type = dtype
+    if dtype == "bytes":  # variable-length bytes; zarr-python needs its data type object for them
+        data_type = zarr.dtype.VariableLengthBytes() if lib is zarr else bytes
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # zarr.codecs.numcodecs: "not in the Zarr V3 spec"
-        a = create(store, shape=SHAPE, chunks=CHUNKS, dtype=dtype, zarr_format=zarr_format, **kwargs)
+        a = create(store, shape=SHAPE, chunks=CHUNKS, dtype=data_type, zarr_format=zarr_format, **kwargs)
         a[...] = _data(dtype)
 
 
@@ -118,6 +121,9 @@ SAME_AS_ZARR_PYTHON = [
     ("v2-quantize", 2, "float64", lambda: dict(filters=[numcodecs.Quantize(digits=2, dtype="<f8")]), True),
     ("v2-bitround", 2, "float32", lambda: dict(filters=[numcodecs.BitRound(keepbits=5)]), True),
     ("v2-packbits", 2, "bool", lambda: dict(filters=[numcodecs.PackBits()]), True),
+    ("v2-vlen-utf8-as-filter", 2, "string", lambda: dict(filters=[numcodecs.VLenUTF8()]), True),
+    ("v2-vlen-bytes-as-filter", 2, "bytes", lambda: dict(filters=numcodecs.VLenBytes(), compressors=None), True),
+    ("v2-vlen-utf8-auto", 2, "string", lambda: dict(compressors=numcodecs.Zlib(1)), True),
     ("v2-numcodecs-dict", 2, "int32", lambda: dict(compressors={"id": "zstd", "level": 2}), True),
     ("v2-no-compressor", 2, "int32", lambda: dict(compressors=None), True),
 ]
@@ -178,6 +184,14 @@ ZARRPY_ONLY = [
       {"name": "bytes", "configuration": {"endian": "little"}},
       {"name": "gzip", "configuration": {"level": 1}}, {"name": "crc32c"},
       {"name": "numcodecs.zlib", "configuration": {"level": 1}}]),
+    ("v3-numcodecs-vlen-utf8", 3, "string", lambda: dict(serializer=numcodecs.VLenUTF8(), compressors=None),
+     [{"name": "vlen-utf8", "configuration": {}}]),
+    ("v3-bytes-filters-after-a-serializer-in-filters", 3, "int32", lambda: dict(
+        filters=[zc.BytesCodec(endian="big"), numcodecs.Shuffle(4)], compressors=[zc.Crc32cCodec()]),
+     [{"name": "bytes", "configuration": {"endian": "big"}},
+      {"name": "numcodecs.shuffle", "configuration": {"elementsize": 4}}, {"name": "crc32c"}]),
+    ("v2-numcodecs-vlen-utf8-serializer", 2, "string", lambda: dict(serializer={"id": "vlen-utf8"}),
+     ("|O", [{"id": "vlen-utf8"}], {"id": "zstd", "level": 0})),
     ("v2-zarr-python-objects", 2, "int32", lambda: dict(
         filters=[zc.TransposeCodec(order=(1, 0))], compressors=zc.BloscCodec(cname="zstd")),
      ("<i4", None, {"id": "blosc", "cname": "zstd", "clevel": 5, "shuffle": 1, "blocksize": 0})),
@@ -285,6 +299,16 @@ def test_zarrpy_names_and_abcs_are_exported():
         zarrpy.codecs.NoSuchCodec  # noqa: B018
 
 
+def test_doctests():
+    import doctest
+
+    import zarrpy.codecs.registry
+
+    for module in (zarrpy.codecs, zarrpy.codecs.registry):
+        result = doctest.testmod(module)
+        assert result.attempted > 0 and result.failed == 0, module.__name__
+
+
 def test_importing_zarrpy_codecs_loads_no_codec_module():
     code = (
         "import sys, zarrpy.codecs\n"
@@ -388,16 +412,21 @@ class _BrokenToDict:
         (dict(compressors={"id": "no-such-numcodec"}), UnknownCodecError,
          r"^compressors: cannot use \{'id': 'no-such-numcodec'\}: unknown codec 'numcodecs.no-such-numcodec'"),
         (dict(compressors={"id": 3}), CodecError, r"^compressors: .*needs a string 'id'"),
-        (dict(compressors=numcodecs.GZip(level=99)), CodecError,
-         r"^compressors: cannot use GZip\(level=99\): codec 'gzip': 'level' must be"),
+        (dict(filters=({"name": "transpose", "configuration": {"order": [0, 0]}},)), CodecError,
+         r"^filters\[0\]: cannot use \{'name': 'transpose'.*\}: codec 'transpose': 'order' \[0, 0\] "
+         r"is not a permutation"),
         (dict(compressors=[zc.BytesCodec()]), CodecError,
          r"^compressors\[0\]: codec 'bytes' is an array-to-bytes codec \(a serializer\), "
          r"not a bytes-to-bytes codec \(a compressor\)"),
         (dict(serializer=numcodecs.Zstd()), CodecError, r"^serializer: codec 'zstd' is a bytes-to-bytes codec"),
-        (dict(filters=zc.BytesCodec()), CodecError, r"^filters: codec 'bytes' is an array-to-bytes codec"),
+        (dict(filters=zc.ShardingCodec), CodecError, r"^filters: cannot use <class .*ShardingCodec'>: "),
         (dict(filters=[numcodecs.Shuffle(4), numcodecs.Delta("<i4")]), CodecError,
-         r"^filters: array-to-array codec 'numcodecs.delta' comes after the bytes-to-bytes codec "
-         r"'numcodecs.shuffle'"),
+         r"^filters\[1\]: codec 'numcodecs.delta' works on arrays but comes after 'numcodecs.shuffle', "
+         r"which outputs bytes"),
+        (dict(filters=[zc.BytesCodec()], serializer=zc.BytesCodec()), CodecError,
+         r"^filters\[0\]: codec 'bytes' is a serializer and serializer= was given too"),
+        (dict(filters=[numcodecs.Delta("<i4"), zc.BytesCodec(), zc.TransposeCodec(order=(1, 0))]), CodecError,
+         r"^filters\[2\]: codec 'transpose' works on arrays but comes after 'bytes'"),
         (dict(compressors=_BrokenToDict()), CodecError,
          r"^compressors: cannot use BrokenToDict\(\): _BrokenToDict.to_dict\(\) failed: ValueError: `typesize`"),
         (dict(compressors=numcodecs.CRC32C(location="start")), CodecError,

@@ -151,8 +151,9 @@ def from_numcodecs(codec: Any) -> Codec:
     The same as :func:`zarrpy.codecs.registry.codec_from_any` on it, which is
     what ``create_array(filters=/compressors=)`` use: for V3 the codec is
     written as ``numcodecs.<id>`` (what ``zarr.codecs.numcodecs`` writes),
-    except gzip, zstd and crc32c, which are written native; for V2 its
-    ``get_config()`` is the ``.zarray`` entry, as zarr-python writes it.
+    except gzip, zstd and crc32c, which are written native (and VLenUTF8 /
+    VLenBytes, which are the native ``vlen-utf8``/``vlen-bytes``); for V2
+    the ``.zarray`` entry is the one zarr-python writes for the same object.
 
     >>> import numcodecs
     >>> from_numcodecs(numcodecs.Zlib(level=3)).to_json()

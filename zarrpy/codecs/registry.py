@@ -113,8 +113,8 @@ def codec_from_any(value: Any, what: str | None = None, *, itemsize: int | None 
     - a V3 JSON object ``{"name", "configuration"?}`` or a bare name;
     - numcodecs' form ``{"id": ..., **config}``, or a numcodecs object
       (``codec_id`` and ``get_config()``): ``numcodecs.<id>``, which is
-      native for gzip, zstd and crc32c (:mod:`.aliases`), as
-      :func:`zarrpy.codecs.numcodecs.from_numcodecs`;
+      native for gzip, zstd and crc32c (:mod:`.aliases`); ``VLenUTF8`` and
+      ``VLenBytes`` are the native ``vlen-utf8``/``vlen-bytes``;
     - a zarr-python codec object, recognised by its ``to_dict()`` (zarr is
       never imported). Enums, tuples and numpy scalars in it become JSON
       values, nested codec objects (sharding's ``codecs``) are converted
@@ -123,6 +123,12 @@ def codec_from_any(value: Any, what: str | None = None, *, itemsize: int | None 
       filled in as zarr-python does: ``itemsize`` is the array's item size.
 
     ``what`` names the argument (``"compressors[1]"``) in errors.
+
+    >>> import numcodecs
+    >>> codec_from_any(numcodecs.Zlib(level=1)).to_json()
+    {'name': 'numcodecs.zlib', 'configuration': {'level': 1}}
+    >>> codec_from_any({"id": "zstd", "level": 3}).to_json()
+    {'name': 'zstd', 'configuration': {'level': 3, 'checksum': False}}
 
     Raises
     ------
@@ -164,7 +170,9 @@ def _from_numcodecs_config(config: Any) -> Codec:
     codec_id = config.pop("id")
     if codec_id == "crc32c" and config.get("location") == "end":
         del config["location"]  # numcodecs' default, and the only place V3's crc32c has
-    return codec_from_json({"name": f"numcodecs.{codec_id}", "configuration": config})
+    # numcodecs' VLenUTF8/VLenBytes write the layout of zarrpy's codecs of the same names
+    name = codec_id if codec_id in ("vlen-utf8", "vlen-bytes") else f"numcodecs.{codec_id}"
+    return codec_from_json({"name": name, "configuration": config})
 
 
 def _zarr_python_codec_json(codec: Any, itemsize: int | None) -> dict[str, Any]:
