@@ -80,7 +80,9 @@ def s3_options() -> Iterator[dict[str, Any]]:
                 },
             }
             fs = s3fs.S3FileSystem(**options)
-            fs.mkdir(BUCKET)
+            # moto keeps buckets per process: a second server for another module
+            # reusing this fixture (tests/test_info.py) already has the bucket.
+            fs.makedirs(BUCKET, exist_ok=True)
             yield options
         finally:
             server.stop()
