@@ -554,9 +554,9 @@ class Array(Node):
         if self._sharding is not None:
             try:
                 if len(group) == 1 and group[0][0].is_complete and not self._is_edge(coords):
-                    block = from_numpy(group[0][1].reshape(self._grid.chunk_shape), data_type)
+                    block = from_numpy(group[0][1].reshape(self._grid.chunk_shape), data_type, self._ragged)
                     return self._sharding.encode_or_none(block, self._spec)
-                writes = [(p.chunk_dim_selection, from_numpy(np.asarray(b), data_type)) for p, b in group]
+                writes = [(p.chunk_dim_selection, from_numpy(np.asarray(b), data_type, self._ragged)) for p, b in group]
                 return self._sharding.update_many(old, writes, self._spec)
             except CodecError as exc:
                 raise at_key(exc, key) from exc
@@ -578,10 +578,7 @@ class Array(Node):
     def _encode_chunk(self, chunk: np.ndarray) -> bytes:
         if self._numpy_path:
             return self._bound.encode_numpy(chunk)
-        if self._ragged is not None:
-            ragged = RaggedArray.from_list(list(chunk.reshape(-1)), self._ragged, shape=chunk.shape)
-            return self._bound.encode(ragged.to_array_bytes())
-        return self._bound.encode(from_numpy(chunk, self._v3.data_type))
+        return self._bound.encode(from_numpy(chunk, self._v3.data_type, self._ragged))
 
     @property
     def _lock_token(self) -> Any:

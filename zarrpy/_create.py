@@ -12,6 +12,7 @@ from typing import Any, Sequence
 
 import numpy as np
 
+from ._values import ragged_create_arguments
 from ._node import METADATA_KEY, NODE_KEYS, join_key, location, write_metadata
 from .codecs.abc import ArrayToArrayCodec, ArrayToBytesCodec, BytesToBytesCodec, ChunkSpec, Codec
 from .codecs.chain import CodecChain
@@ -49,6 +50,7 @@ def build_array_metadata(
     None for none; it is ``compressors`` under another name.
     """
     compressors = _one_compressors_argument(compressors, compressor)
+    dtype, serializer = ragged_create_arguments(dtype, serializer)
     shape = parse_shape(list(shape) if isinstance(shape, (list, tuple)) else [shape], "shape")
     data_type = DataType.from_numpy(dtype)
     chunk_shape = _normalize_chunks(chunks, shape, data_type)

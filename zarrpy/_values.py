@@ -7,12 +7,15 @@ TypeError before anything is written.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Mapping
 
 import numpy as np
 
 from ._typing import Shape
 from .array_bytes import ArrayBytes
+from .codecs.aliases import CODEC_ALIASES
+from .codecs.registry import codec_from_any
+from .codecs.vlen_array import VlenArrayCodec
 from .dtypes import DataType
 from .errors import CodecError, SelectionError
 from .metadata.v3 import ArrayMetadataV3
@@ -110,8 +113,11 @@ def _object_array(value: Any) -> np.ndarray:
     return arr
 
 
-def from_numpy(chunk: np.ndarray, data_type: DataType) -> ArrayBytes:
-    """The ArrayBytes of a whole chunk (variable form for strings/bytes)."""
+def from_numpy(chunk: np.ndarray, data_type: DataType, ragged: np.dtype | None = None) -> ArrayBytes:
+    """The ArrayBytes of a whole chunk (variable form for strings/bytes, and
+    for the 1-D ``ragged`` element arrays of a ragged array's object chunk)."""
+    if ragged is not None:
+        return RaggedArray.from_list(list(chunk.reshape(-1)), ragged, shape=chunk.shape).to_array_bytes()
     if not data_type.is_variable:
         return ArrayBytes.from_array(chunk)
     if data_type.is_string:
@@ -162,7 +168,12 @@ def empty_elements(shape: Shape, dtype: np.dtype) -> np.ndarray:
 
 
 def coerce_ragged(value: Any, dtype: np.dtype, shape: Shape) -> np.ndarray:
-    """An object array of 1-D ``dtype`` arrays broadcast to ``shape``."""
+    """An object array of 1-D ``dtype`` arrays broadcast to ``shape``.
+
+    Each element is cast as :func:`coerce_value` casts: a numpy array as
+    numpy casts it, a list of Python numbers under numpy's range checks
+    (``[1, 256]`` into uint8 is an OverflowError).
+    """
     if isinstance(value, RaggedArray):
         arr = value.astype(dtype).to_object_array()
     elif isinstance(value, np.ndarray) and value.dtype != object:
@@ -172,13 +183,74 @@ def coerce_ragged(value: Any, dtype: np.dtype, shape: Shape) -> np.ndarray:
         items = list(value) if not isinstance(value, np.ndarray) else list(value.reshape(-1))
         arr = np.empty(len(items), dtype=object)
         for i, item in enumerate(items):
-            element = np.asarray(item)
-            if element.ndim != 1 or element.dtype.kind not in "biuf":
-                raise TypeError(f"element at position {i} of a ragged array must be a 1-D numeric array")
-            arr[i] = element.astype(dtype)
+            arr[i] = _ragged_element(item, dtype, i)
         if isinstance(value, np.ndarray):
             arr = arr.reshape(value.shape)
     try:
         return np.broadcast_to(arr, shape)
     except ValueError:
         raise SelectionError(f"value of shape {arr.shape} cannot be broadcast to the selection shape {shape}") from None
+
+
+def _ragged_element(item: Any, dtype: np.dtype, i: int) -> np.ndarray:
+    """Element ``i`` of a ragged value as a 1-D ``dtype`` array, or TypeError."""
+    bad = TypeError(f"element at position {i} of a ragged array must be a 1-D numeric array")
+    try:
+        if isinstance(item, np.ndarray) and item.dtype.kind not in "biufc":
+            raise bad
+        element = _cast(item, dtype) if isinstance(item, np.ndarray) else _assign_numbers(item, dtype)
+    except TypeError:
+        raise bad from None
+    if element.ndim != 1:
+        raise bad
+    return element
+
+
+def ragged_create_arguments(dtype: Any, serializer: Any) -> tuple[Any, Any]:
+    """``(dtype, serializer)`` of a new array, with a ragged array's form resolved.
+
+    A ragged array (each element a 1-D vector of its own length, numcodecs
+    ``vlen-array``) is created with its *element* type as ``dtype`` and the
+    ``numcodecs.vlen-array`` serializer, whose ``dtype`` may be left out:
+    ``dtype="int32", serializer="numcodecs.vlen-array"``. It is stored with
+    the ``variable_length_bytes`` data type, as zarrpy reads V2 ``vlen-array``
+    arrays (in V2: dtype ``|O`` and a ``vlen-array`` filter, as zarr-python 2
+    writes them). Other arguments come back unchanged.
+
+    Raises CodecError if ``dtype`` is not numeric or differs from the
+    serializer's ``dtype``.
+    """
+    if not _names_vlen_array(serializer):
+        return dtype, serializer
+    data_type = DataType.from_numpy(dtype)
+    if data_type.is_variable and not data_type.is_string:
+        return dtype, serializer  # the stored data type, given as is
+    element = data_type.numpy
+    if element.kind not in "biufc":
+        raise CodecError(f"serializer: codec {VlenArrayCodec.name!r} stores vectors of numbers; dtype= is their "
+                         f"numeric type (e.g. 'int32'), got {dtype!r}")
+    if isinstance(serializer, Mapping):  # V3 form {"name", "configuration"} or numcodecs' {"id", ...}
+        config = serializer.get("configuration") if "name" in serializer else serializer
+        bare = not isinstance(config, Mapping) or "dtype" not in config
+    else:
+        bare = isinstance(serializer, str)
+    if bare:
+        serializer = VlenArrayCodec(element.str)  # the short-hand: the element type is dtype=
+    codec = codec_from_any(serializer, "serializer")
+    if codec.dtype.newbyteorder("=") != element.newbyteorder("="):
+        raise CodecError(f"serializer: codec {VlenArrayCodec.name!r} has 'dtype' {codec.to_config()['dtype']!r}, "
+                         f"but dtype={dtype!r} was given")
+    return "variable_length_bytes", codec
+
+
+def _names_vlen_array(serializer: Any) -> bool:
+    """Is ``serializer`` the vlen-array codec, in any form users give codecs?"""
+    if isinstance(serializer, VlenArrayCodec):
+        return True
+    if isinstance(serializer, Mapping):
+        name = serializer.get("name", "numcodecs." + str(serializer.get("id")))
+    elif isinstance(serializer, str):
+        name = serializer
+    else:
+        name = "numcodecs." + str(getattr(serializer, "codec_id", ""))
+    return isinstance(name, str) and CODEC_ALIASES.get(name, name) == VlenArrayCodec.name

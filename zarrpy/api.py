@@ -72,6 +72,9 @@ def create_array(
     ``compressors="auto"`` is zstd level 0, as in zarr-python.
     ``zarr_format=2`` writes ``.zarray``/``.zattrs`` (``order`` "C" or "F",
     ``dimension_separator`` "." or "/"), readable by zarr-python's V2 support.
+    A ragged array (1-D vectors of different lengths at each position) takes
+    its element type as ``dtype`` and ``serializer="numcodecs.vlen-array"``;
+    it reads back as a :class:`~zarrpy.RaggedArray` (docs/ragged.md).
     """
     return _create_array_at(
         _store(store, storage_options),

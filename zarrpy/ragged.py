@@ -423,6 +423,23 @@ class RaggedArray:
         equal_nan = self.dtype.kind in "fc"
         return bool(np.array_equal(self._values, other._values, equal_nan=equal_nan))
 
+    def __array__(self, dtype: Any = None, copy: bool | None = None) -> np.ndarray:
+        """``numpy.asarray(r)``: :meth:`to_object_array` (shape :attr:`shape`).
+
+        The vectors differ in length, so only an object array holds them;
+        another ``dtype`` is refused (TypeError; the flat numbers are
+        :attr:`values`). The object array is always new, so ``copy=False``
+        is refused too (ValueError, as numpy 2 asks).
+        """
+        if dtype is not None and np.dtype(dtype) != np.dtype(object):
+            raise TypeError(
+                f"a RaggedArray converts only to an object array of 1-D arrays (dtype=object), not {np.dtype(dtype)}; "
+                "its flat numbers are .values (with .offsets)"
+            )
+        if copy is False:
+            raise ValueError("a RaggedArray cannot become a numpy array without a copy (copy=False)")
+        return self.to_object_array()
+
     def __repr__(self) -> str:
         shown = []
         o = self._offsets
