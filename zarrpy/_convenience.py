@@ -17,13 +17,13 @@ import numpy as np
 
 from ._array import Array
 from ._group import Group
+from ._create import compressors_argument, as_data_array, infer_dtype
 from .api import create_array, open_group
 from .codecs.abc import ArrayToArrayCodec, ArrayToBytesCodec, BytesToBytesCodec
-from .codecs.registry import codec_from_json
+from .codecs.registry import codec_from_any
 
 # A copy between arrays moves at most about this many bytes per step.
 _COPY_STEP_NBYTES = 64 << 20
-_UNSET: Any = object()
 
 
 def _is(value: Any, word: str) -> bool:
@@ -41,7 +41,7 @@ def create(
     chunks: Any = None,
     fill_value: Any = None,
     compressor: Any = "auto",
-    compressors: Any = _UNSET,
+    compressors: Any = "auto",
     filters: Any = None,
     serializer: Any = "auto",
     codecs: Any = None,
@@ -56,14 +56,11 @@ def create(
     """
     if path is not None and name is not None:
         raise TypeError("create: give path= or name=, not both")
-    if compressors is not _UNSET and not _is(compressor, "auto"):
-        raise TypeError("create: give compressor= or compressors=, not both")
-    if compressors is _UNSET:
-        compressors = compressor
+    compressors = compressors_argument(compressors, compressor)
     if codecs is not None:
         if filters is not None or not _is(serializer, "auto") or not _is(compressors, "auto"):
             raise TypeError("create: codecs= is a whole chain; do not combine it with filters=, "
-                            "serializer= or compressors=")
+                            "serializer=, compressors= or compressor=")
         filters, serializer, compressors = _split_chain(codecs)
     return create_array(
         {} if store is None else store,
@@ -85,7 +82,8 @@ def _shape(shape: Any) -> tuple[int, ...]:
 
 def _split_chain(codecs: Any) -> tuple[list, Any, list]:
     """A V3 chain (codec objects or JSON) as (filters, serializer, compressors)."""
-    parsed = [codec_from_json(c) for c in ([codecs] if isinstance(codecs, (dict, str)) else codecs)]
+    items = codecs if isinstance(codecs, (list, tuple)) else [codecs]
+    parsed = [codec_from_any(c, f"codecs[{i}]") for i, c in enumerate(items)]
     filters = [c for c in parsed if isinstance(c, ArrayToArrayCodec)]
     serializers = [c for c in parsed if isinstance(c, ArrayToBytesCodec)]
     compressors = [c for c in parsed if isinstance(c, BytesToBytesCodec)]
@@ -188,7 +186,7 @@ def array(data: Any, **kwargs: Any) -> Array:
             kwargs["name"] = kwargs.pop("path")
         return from_array({} if store is None else store, data=data, **kwargs)
     if not (hasattr(data, "shape") and hasattr(data, "dtype")):
-        data = _as_numpy(data)
+        data = as_data_array(data)
     like = _like_args(data, None)
     like.pop("zarr_format", None)
     kwargs.setdefault("dtype", like["dtype"] if data.dtype.kind not in "OSUT" else None)
@@ -199,17 +197,6 @@ def array(data: Any, **kwargs: Any) -> Array:
     out = create(data.shape, **kwargs)
     _copy(out, data)
     return out
-
-
-def _as_numpy(data: Any) -> np.ndarray:
-    return np.asarray(data) if not _holds_bytes_or_str(data) else np.array(data, dtype=object)
-
-
-def _holds_bytes_or_str(data: Any) -> bool:
-    first = data
-    while isinstance(first, (list, tuple)) and first:
-        first = first[0]
-    return isinstance(first, (str, bytes))
 
 
 def _create_with_data(data: Any, kwargs: dict[str, Any]) -> Array:
@@ -252,7 +239,7 @@ def from_array(
     """
     source = data if isinstance(data, Array) else None
     if source is None and not (hasattr(data, "shape") and hasattr(data, "dtype")):
-        data = _as_numpy(data)
+        data = as_data_array(data)
     keep = {"chunks": chunks, "shards": shards, "filters": filters, "compressors": compressors,
             "serializer": serializer}
     if source is not None:
@@ -284,7 +271,7 @@ def from_array(
     if zarr_format == 2 and chunk_key_encoding is not None:
         raise TypeError("from_array: chunk_key_encoding= is a Zarr V3 option")
     out = create_array(
-        store, name=name, shape=data.shape, dtype=source.dtype if source is not None else _dtype_of(data),
+        store, name=name, shape=data.shape, dtype=source.dtype if source is not None else infer_dtype(data),
         fill_value=fill_value, zarr_format=zarr_format, attributes=attributes,
         chunk_key_encoding=chunk_key_encoding, dimension_names=dimension_names,
         storage_options=storage_options, overwrite=overwrite, write_empty_chunks=write_empty_chunks,
@@ -297,19 +284,6 @@ def from_array(
 
 _DEFAULTS: dict[str, Any] = {"chunks": "auto", "shards": None, "filters": None, "compressors": "auto",
                              "serializer": "auto"}
-
-
-def _dtype_of(data: Any) -> Any:
-    """The data type to store ``data`` with: text and bytes become variable-length."""
-    kind = np.dtype(data.dtype).kind
-    if kind in "UT":
-        return str
-    if kind == "S":
-        return bytes
-    if kind == "O":
-        first = next(iter(np.asarray(data).flat), "")
-        return bytes if isinstance(first, bytes) else str
-    return data.dtype
 
 
 def _copy(out: Array, data: Any) -> None:

@@ -1,6 +1,7 @@
 """Creating nodes: build V3 metadata from user arguments and write it safely.
 
-Shared by :func:`zarrpy.create_array` and :meth:`Group.create_array`. Nothing
+Shared by :func:`zarrpy.create_array`, :meth:`Group.create_array` and the
+convenience functions (:func:`create_array_at`). Nothing
 is written until the metadata and the codec chain have been fully validated,
 and an existing node is only replaced when ``overwrite=True``.
 """
@@ -12,15 +13,17 @@ from typing import Any, Sequence
 
 import numpy as np
 
-from ._values import ragged_create_arguments
+from ._array import Array
 from ._node import METADATA_KEY, NODE_KEYS, join_key, location, write_metadata
+from ._values import coerce_value, ragged_create_arguments
+from .convert import v3_to_v2
 from .codecs.abc import ArrayToArrayCodec, ArrayToBytesCodec, BytesToBytesCodec, ChunkSpec, Codec
 from .codecs.chain import CodecChain
 from .codecs.registry import codec_from_any, codec_from_json
 from .dtypes import DataType
 from .errors import CodecError, MetadataError, NodeExistsError
 from .metadata._parse import parse_json_document, parse_shape
-from .metadata.v2 import GroupMetadataV2
+from .metadata.v2 import ArrayMetadataV2, GroupMetadataV2
 from .metadata.v3 import ArrayMetadataV3, ChunkKeyEncodingSpec, GroupMetadataV3
 from .stores.abc import Store
 
@@ -49,7 +52,7 @@ def build_array_metadata(
     takes it in ``zarr.create`` and ``Group.create_array``): one codec, or
     None for none; it is ``compressors`` under another name.
     """
-    compressors = _one_compressors_argument(compressors, compressor)
+    compressors = compressors_argument(compressors, compressor)
     dtype, serializer = ragged_create_arguments(dtype, serializer)
     shape = parse_shape(list(shape) if isinstance(shape, (list, tuple)) else [shape], "shape")
     data_type = DataType.from_numpy(dtype)
@@ -165,12 +168,12 @@ def _as_codecs(value: Any, what: str, itemsize: int, *kinds: type) -> list[Codec
     return codecs
 
 
-def _one_compressors_argument(compressors: Any, compressor: Any) -> Any:
+def compressors_argument(compressors: Any, compressor: Any) -> Any:
     """``compressors``, or ``compressor`` when only that was given."""
     if isinstance(compressor, str) and compressor == "auto":
         return compressors
     if not (isinstance(compressors, str) and compressors == "auto"):
-        raise CodecError(f"compressor={compressor!r} and compressors={compressors!r} were both given; "
+        raise TypeError(f"compressor={compressor!r} and compressors={compressors!r} were both given; "
                          "pass one (compressor= is zarr-python 2's name for a single compressor)")
     return compressor
 
@@ -280,3 +283,77 @@ def prepare_node(store: Store, path: str, *, overwrite: bool, zarr_format: int =
     group = GroupMetadataV3() if zarr_format == 3 else GroupMetadataV2()
     for parent in missing:
         write_metadata(store, parent, group)
+
+
+def create_array_at(store: Store, path: str, *, overwrite: bool, write_empty_chunks: bool,
+                     data: Any = None, zarr_format: int = 3, order: str | None = None,
+                     dimension_separator: str | None = None, **kwargs: Any) -> Array:
+    """Create the array at ``path`` of ``store`` (see :func:`zarrpy.create_array`):
+    validate everything, then make room for the node, write its metadata and
+    ``data`` (if given)."""
+    given = data  # coerced as given: [256] into uint8 overflows, as in numpy
+    if data is not None:
+        data = as_data_array(data)
+        if kwargs.get("shape") is None:
+            kwargs["shape"] = data.shape
+        if kwargs.get("dtype") is None:
+            kwargs["dtype"] = infer_dtype(data)
+    if kwargs.get("shape") is None or kwargs.get("dtype") is None:
+        raise TypeError("create_array needs shape= and dtype= (or data=)")
+    stored = _build_stored_metadata(zarr_format, order, dimension_separator, kwargs)
+    documents = stored.to_documents()  # fails on bad attributes before anything is touched
+    array = Array(store, path, stored, write_empty_chunks=write_empty_chunks)  # validates the chain
+    if data is not None:
+        data = coerce_value(given, array._v3.data_type, array.shape)
+    prepare_node(store, path, overwrite=overwrite, zarr_format=zarr_format)
+    write_metadata(store, path, documents)
+    if data is not None:
+        array[...] = data
+    return array
+
+
+def _build_stored_metadata(zarr_format: int, order: str | None, dimension_separator: str | None,
+                           kwargs: dict[str, Any]) -> ArrayMetadataV3 | ArrayMetadataV2:
+    """The metadata document a new array is stored with (V3, or V2)."""
+    if zarr_format == 3:
+        if order not in (None, "C") or dimension_separator is not None:
+            raise ValueError("order= and dimension_separator= are Zarr V2 options; "
+                             "for V3 use filters=[transpose] and chunk_key_encoding=")
+        return build_array_metadata(**kwargs)
+    if zarr_format != 2:
+        raise ValueError(f"zarr_format must be 2 or 3, got {zarr_format!r}")
+    if kwargs.get("shards") is not None or kwargs.get("dimension_names") is not None:
+        raise ValueError("shards= and dimension_names= have no Zarr V2 form")
+    if kwargs.get("chunk_key_encoding") is not None:
+        raise ValueError("use dimension_separator= for Zarr V2 arrays")
+    if dimension_separator not in (None, ".", "/"):
+        raise ValueError(f"dimension_separator must be '.' or '/', got {dimension_separator!r}")
+    kwargs["chunk_key_encoding"] = {"name": "v2", "configuration": {"separator": dimension_separator or "."}}
+    return v3_to_v2(build_array_metadata(**kwargs), order=order)
+
+
+def as_data_array(data: Any) -> np.ndarray:
+    """``data`` as a numpy array; nested lists of ``bytes`` as an object array
+    (numpy would make them fixed-width ``S`` and drop trailing NULs)."""
+    if isinstance(data, np.ndarray):
+        return data
+    return np.array(data, dtype=object) if _holds_bytes(data) else np.asarray(data)
+
+
+def _holds_bytes(data: Any) -> bool:
+    first = data
+    while isinstance(first, (list, tuple)) and first:
+        first = first[0]
+    return isinstance(first, bytes)
+
+
+def infer_dtype(data: np.ndarray) -> Any:
+    """The data type for ``data``: strings and bytes become variable-length."""
+    if data.dtype.kind == "S":
+        return bytes
+    if data.dtype.kind == "U":
+        return str
+    if data.dtype.kind == "O":
+        first = next(iter(data.flat), "")
+        return bytes if isinstance(first, bytes) else str
+    return data.dtype

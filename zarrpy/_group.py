@@ -6,7 +6,7 @@ from typing import Any, Iterator
 
 import numpy as np
 
-from ._create import node_exists, prepare_node
+from ._create import create_array_at, node_exists, prepare_node
 from ._node import (
     ARRAY_METADATA,
     AnyMetadata,
@@ -251,10 +251,8 @@ class Group(Node):
         """Create an array named ``name``; arguments as :func:`zarrpy.create_array`."""
         self._check_writable()
         self._consolidated = None  # the snapshot no longer describes the hierarchy
-        from .api import _create_array_at
-
         kwargs.setdefault("zarr_format", self.zarr_format)
-        return _create_array_at(self._store, self._child_path(name), overwrite=overwrite,
+        return create_array_at(self._store, self._child_path(name), overwrite=overwrite,
                                 write_empty_chunks=write_empty_chunks, data=data, **kwargs)
 
     def tree(self) -> str:

@@ -11,17 +11,11 @@ from __future__ import annotations
 
 from typing import Any
 
-import numpy as np
-
-from ._create import build_array_metadata, node_exists, prepare_node
-from ._node import ARRAY_METADATA, normalize_path, read_node, write_metadata
-from ._values import coerce_value
 from ._array import Array
-from .errors import NodeNotFoundError
+from ._create import create_array_at, node_exists
 from ._group import Group
-from .convert import v3_to_v2
-from .metadata.v2 import ArrayMetadataV2
-from .metadata.v3 import ArrayMetadataV3
+from ._node import ARRAY_METADATA, normalize_path, read_node
+from .errors import NodeNotFoundError
 from .stores import store_from_url
 from .stores.abc import Store
 
@@ -76,7 +70,7 @@ def create_array(
     its element type as ``dtype`` and ``serializer="numcodecs.vlen-array"``;
     it reads back as a :class:`~zarrpy.RaggedArray` (docs/ragged.md).
     """
-    return _create_array_at(
+    return create_array_at(
         _store(store, storage_options),
         normalize_path(name),
         shape=shape, dtype=dtype, chunks=chunks, shards=shards, filters=filters,
@@ -86,70 +80,6 @@ def create_array(
         write_empty_chunks=write_empty_chunks, data=data, zarr_format=zarr_format,
         order=order, dimension_separator=dimension_separator,
     )
-
-
-def _create_array_at(store: Store, path: str, *, overwrite: bool, write_empty_chunks: bool,
-                     data: Any = None, zarr_format: int = 3, order: str | None = None,
-                     dimension_separator: str | None = None, **kwargs: Any) -> Array:
-    given = data  # coerced as given: [256] into uint8 overflows, as in numpy
-    if data is not None:
-        if not isinstance(data, np.ndarray):
-            data = np.array(data, dtype=object) if _holds_bytes(data) else np.asarray(data)
-        if kwargs.get("shape") is None:
-            kwargs["shape"] = data.shape
-        if kwargs.get("dtype") is None:
-            kwargs["dtype"] = _infer_dtype(data)
-    if kwargs.get("shape") is None or kwargs.get("dtype") is None:
-        raise TypeError("create_array needs shape= and dtype= (or data=)")
-    stored = _build_stored_metadata(zarr_format, order, dimension_separator, kwargs)
-    documents = stored.to_documents()  # fails on bad attributes before anything is touched
-    array = Array(store, path, stored, write_empty_chunks=write_empty_chunks)  # validates the chain
-    if data is not None:
-        data = coerce_value(given, array._v3.data_type, array.shape)
-    prepare_node(store, path, overwrite=overwrite, zarr_format=zarr_format)
-    write_metadata(store, path, documents)
-    if data is not None:
-        array[...] = data
-    return array
-
-
-def _build_stored_metadata(zarr_format: int, order: str | None, dimension_separator: str | None,
-                           kwargs: dict[str, Any]) -> ArrayMetadataV3 | ArrayMetadataV2:
-    """The metadata document a new array is stored with (V3, or V2)."""
-    if zarr_format == 3:
-        if order not in (None, "C") or dimension_separator is not None:
-            raise ValueError("order= and dimension_separator= are Zarr V2 options; "
-                             "for V3 use filters=[transpose] and chunk_key_encoding=")
-        return build_array_metadata(**kwargs)
-    if zarr_format != 2:
-        raise ValueError(f"zarr_format must be 2 or 3, got {zarr_format!r}")
-    if kwargs.get("shards") is not None or kwargs.get("dimension_names") is not None:
-        raise ValueError("shards= and dimension_names= have no Zarr V2 form")
-    if kwargs.get("chunk_key_encoding") is not None:
-        raise ValueError("use dimension_separator= for Zarr V2 arrays")
-    if dimension_separator not in (None, ".", "/"):
-        raise ValueError(f"dimension_separator must be '.' or '/', got {dimension_separator!r}")
-    kwargs["chunk_key_encoding"] = {"name": "v2", "configuration": {"separator": dimension_separator or "."}}
-    return v3_to_v2(build_array_metadata(**kwargs), order=order)
-
-
-def _holds_bytes(data: Any) -> bool:
-    first = data
-    while isinstance(first, (list, tuple)) and first:
-        first = first[0]
-    return isinstance(first, bytes)
-
-
-def _infer_dtype(data: np.ndarray) -> Any:
-    """The data type for ``data``: strings and bytes become variable-length."""
-    if data.dtype.kind == "S":
-        return bytes
-    if data.dtype.kind == "U":
-        return str
-    if data.dtype.kind == "O":
-        first = next(iter(data.flat), "")
-        return bytes if isinstance(first, bytes) else str
-    return data.dtype
 
 
 def open_array(
@@ -169,7 +99,7 @@ def open_array(
     s = _store(store, storage_options, mode)
     p = normalize_path(path)
     if mode in ("w", "w-") or (mode == "a" and create_kwargs and not node_exists(s, p)):
-        return _create_array_at(s, p, overwrite=(mode == "w"), write_empty_chunks=write_empty_chunks,
+        return create_array_at(s, p, overwrite=(mode == "w"), write_empty_chunks=write_empty_chunks,
                                 zarr_format=zarr_format or 3, **create_kwargs)
     if create_kwargs:
         raise TypeError(f"unexpected arguments for opening an existing array: {sorted(create_kwargs)}")

@@ -252,7 +252,7 @@ def test_compressor_keyword_is_compressors(tmp_path):
 
 def test_compressor_and_compressors_together_is_an_error():
     g = zarrpy.open_group({}, mode="w")
-    with pytest.raises(CodecError, match=r"compressor=.*compressors=.*both given"):
+    with pytest.raises(TypeError, match=r"compressor=.*compressors=.*both given"):
         g.create_array("a", shape=SHAPE, dtype="int32", compressor=numcodecs.Zlib(), compressors=None)
     assert "a" not in g
 
