@@ -138,3 +138,17 @@ def test_missing_consolidated_metadata_names_the_store(store_like):
     with pytest.raises(MetadataError) as info:
         zarrpy.open_group(store, mode="r", use_consolidated=True)
     assert str(info.value).startswith(f"group {shown} (node path '/') has no consolidated metadata")
+
+
+def test_read_only_store_explains_its_own_remedy(tmp_path):
+    """A node in a zip opened read-only points to ZipStore(mode='a'), not to mode='r+'."""
+    from zarrpy.stores import ZipStore
+
+    path = tmp_path / "x.zip"
+    with ZipStore(path, mode="w") as store:
+        zarrpy.create_array(store, shape=(3,), dtype="i4")[:] = 1
+    for array in (zarrpy.open_array(str(path)), zarrpy.open_array(ZipStore(path, mode="r"), mode="r+")):
+        with pytest.raises(zarrpy.ReadOnlyError, match=r"ZipStore\(path, mode='a'\)") as info:
+            array[0] = 2
+        assert "r+" not in str(info.value)
+        assert list(array[...]) == [1, 1, 1]

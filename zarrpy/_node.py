@@ -193,8 +193,9 @@ class Node:
 
     def _check_writable(self) -> None:
         if self._read_only:
-            raise ReadOnlyError(f"{self._kind} {self.name!r} in {self._store.display_name!r} is read-only: "
-                                + READ_ONLY_HINT)
+            # A read-only store knows its own remedy (a zip opened with mode='r').
+            hint = self._store.read_only_hint if self._store.read_only else READ_ONLY_HINT
+            raise ReadOnlyError(f"{self._kind} {self.name!r} in {self._store.display_name!r} is read-only: {hint}")
 
     def __repr__(self) -> str:
         return f"<zarrpy.{type(self).__name__} {self.name}>"

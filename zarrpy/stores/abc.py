@@ -183,10 +183,15 @@ class Store(ABC):
         url = self.url
         return url if url is not None else f"<{type(self).__name__}>"
 
+    @property
+    def read_only_hint(self) -> str:
+        """How to get write access: the end of every read-only message."""
+        return READ_ONLY_HINT
+
     def _check_writable(self, key: str) -> None:
         if self.read_only:
             raise ReadOnlyError(f"cannot write {key!r} to {self.display_name!r}: the store is read-only; "
-                                + READ_ONLY_HINT)
+                                + self.read_only_hint)
 
     def __eq__(self, other: object) -> bool:
         if self is other:

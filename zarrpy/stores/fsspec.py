@@ -315,6 +315,10 @@ class FsspecStore(Store):
         return out
 
     # -- writes --------------------------------------------------------------
+    @property
+    def read_only_hint(self) -> str:
+        return _ZIP_WRITE_HINT if self._zip else super().read_only_hint
+
     def _check_writable(self, key: str) -> None:
         if self._zip:
             raise ReadOnlyError(f"cannot write {key!r} to {self.url}: {_ZIP_WRITE_HINT}")

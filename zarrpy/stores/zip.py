@@ -153,17 +153,18 @@ class ZipStore(Store):
         return info.file_size
 
     # -- writes ------------------------------------------------------------
+    @property
+    def read_only_hint(self) -> str:
+        why = (
+            "this copy was unpickled from a ZipStore and reads only"
+            if self._reopened_read_only
+            else "the ZipStore was opened with mode 'r'"
+        )
+        return f"{why}; open ZipStore(path, mode='a') to add to it"
+
     def _check_writable(self, key: str) -> None:
         if self.read_only:
-            why = (
-                "this copy was unpickled from a ZipStore and reads only"
-                if self._reopened_read_only
-                else "the ZipStore was opened with mode 'r'"
-            )
-            raise ReadOnlyError(
-                f"cannot write {key!r} to zip archive {os.fspath(self.path)!r}: {why}; "
-                "open ZipStore(path, mode='a') to add to it"
-            )
+            raise ReadOnlyError(f"cannot write {key!r} to zip archive {os.fspath(self.path)!r}: {self.read_only_hint}")
 
     def _set(self, key: str, value: bytes) -> None:
         info = zipfile.ZipInfo(key, date_time=time.localtime()[:6])
