@@ -81,3 +81,14 @@ def test_plain_use_prints_no_warning():
     assert proc.returncode == 0, proc.stderr
     assert proc.stdout.strip() == "ok"
     assert proc.stderr == ""
+
+
+def test_readme_python_examples_run(tmp_path):
+    """Every ```python block of the README runs, in order, in one fresh interpreter."""
+    text = (ROOT / "README.md").read_text()
+    blocks = re.findall(r"```python\n(.*?)```", text, re.S)
+    assert len(blocks) >= 3
+    proc = subprocess.run([sys.executable, "-W", "error", "-c", "\n".join(blocks)], cwd=tmp_path,
+                          capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0, proc.stderr
+    assert "Chunks Initialized" in proc.stdout and "No. bytes stored" in proc.stdout
