@@ -266,16 +266,16 @@ class Array(Node):
         return self._read(OrthogonalIndexer(selection, self.shape, self._grid.chunk_shape))
 
     @property
-    def oindex(self) -> _OIndex:
+    def oindex(self) -> _Selector:
         """Orthogonal selection: each dimension indexed independently."""
-        return _OIndex(self)
+        return _Selector(self.get_orthogonal_selection, self.set_orthogonal_selection)
 
     @property
-    def blocks(self) -> _BlockIndex:
+    def blocks(self) -> _Selector:
         """Selection by chunk: ``a.blocks[i, j]`` is the region of chunk
         ``(i, j)``, ``a.blocks[1:3]`` that of chunks 1 and 2 (inner chunks of
         a sharded array), as zarr-python's ``blocks``; assignable too."""
-        return _BlockIndex(self)
+        return _Selector(self.get_block_selection, self.set_block_selection)
 
     def get_block_selection(self, selection: Any) -> Any:
         return self[self._block_region(selection)]
@@ -651,30 +651,19 @@ class Array(Node):
         return out
 
 
-class _OIndex:
-    __slots__ = ("_array",)
+class _Selector:
+    """``a.oindex`` / ``a.blocks``: ``[]`` reads and writes through one pair of methods."""
 
-    def __init__(self, array: Array):
-        self._array = array
+    __slots__ = ("_get", "_set")
 
-    def __getitem__(self, selection: Any) -> Any:
-        return self._array.get_orthogonal_selection(selection)
-
-    def __setitem__(self, selection: Any, value: Any) -> None:
-        self._array.set_orthogonal_selection(selection, value)
-
-
-class _BlockIndex:
-    __slots__ = ("_array",)
-
-    def __init__(self, array: Array):
-        self._array = array
+    def __init__(self, get: Any, set_: Any):
+        self._get, self._set = get, set_
 
     def __getitem__(self, selection: Any) -> Any:
-        return self._array.get_block_selection(selection)
+        return self._get(selection)
 
     def __setitem__(self, selection: Any, value: Any) -> None:
-        self._array.set_block_selection(selection, value)
+        self._set(selection, value)
 
 
 def _reopen(store: Store, path: str, read_only: bool, write_empty_chunks: bool) -> Array:

@@ -64,11 +64,25 @@ def _codec_text(codec_json: dict[str, Any]) -> str:
 
 
 @dataclass(frozen=True)
-class ArrayInfo:
-    """A snapshot summary of an array; ``str()`` prints it as a table and
-    :meth:`as_dict` gives the values (JSON-friendly; ``zarrpy info --json``)."""
+class _Info:
+    """Named values that print as zarr-python's info table; :meth:`as_dict`
+    gives them JSON-friendly (``zarrpy info --json``)."""
 
     fields: dict[str, Any] = field(default_factory=dict)
+
+    def as_dict(self) -> dict[str, Any]:
+        return dict(self.fields)
+
+    def __str__(self) -> str:
+        return _table(self.fields)
+
+    __repr__ = __str__
+
+
+@dataclass(frozen=True)
+class ArrayInfo(_Info):
+    """A snapshot summary of an array; ``str()`` prints it as a table and
+    :meth:`as_dict` gives the values (JSON-friendly; ``zarrpy info --json``)."""
 
     @classmethod
     def of(cls, array: Array, *, complete: bool = False) -> ArrayInfo:
@@ -108,21 +122,11 @@ class ArrayInfo:
         d["chunks_initialized"] = f"{nobjects * a._chunks_per_object()}/{a.nchunks}"
         return cls(d)
 
-    def as_dict(self) -> dict[str, Any]:
-        return dict(self.fields)
-
-    def __str__(self) -> str:
-        return _table(self.fields)
-
-    __repr__ = __str__
-
 
 @dataclass(frozen=True)
-class GroupInfo:
+class GroupInfo(_Info):
     """A snapshot summary of a group (``print(g.info)``); ``complete`` adds
     the counts of its direct members (one listing and one metadata request)."""
-
-    fields: dict[str, Any] = field(default_factory=dict)
 
     @classmethod
     def of(cls, group: Group, *, complete: bool = False) -> GroupInfo:
@@ -138,14 +142,6 @@ class GroupInfo:
             arrays = sum(1 for _, node in members if node.metadata.node_type == "array")
             d.update(members=len(members), arrays=arrays, groups=len(members) - arrays)
         return cls(d)
-
-    def as_dict(self) -> dict[str, Any]:
-        return dict(self.fields)
-
-    def __str__(self) -> str:
-        return _table(self.fields)
-
-    __repr__ = __str__
 
 
 def _table(fields: dict[str, Any]) -> str:
