@@ -7,15 +7,12 @@ TypeError before anything is written.
 
 from __future__ import annotations
 
-from typing import Any, Mapping
+from typing import Any
 
 import numpy as np
 
 from ._typing import Shape
 from .array_bytes import ArrayBytes
-from .codecs.aliases import CODEC_ALIASES
-from .codecs.registry import codec_from_any
-from .codecs.vlen_array import VlenArrayCodec
 from .dtypes import DataType
 from .errors import CodecError, SelectionError
 from .metadata.v3 import ArrayMetadataV3
@@ -204,53 +201,3 @@ def _ragged_element(item: Any, dtype: np.dtype, i: int) -> np.ndarray:
     if element.ndim != 1:
         raise bad
     return element
-
-
-def ragged_create_arguments(dtype: Any, serializer: Any) -> tuple[Any, Any]:
-    """``(dtype, serializer)`` of a new array, with a ragged array's form resolved.
-
-    A ragged array (each element a 1-D vector of its own length, numcodecs
-    ``vlen-array``) is created with its *element* type as ``dtype`` and the
-    ``numcodecs.vlen-array`` serializer, whose ``dtype`` may be left out:
-    ``dtype="int32", serializer="numcodecs.vlen-array"``. It is stored with
-    the ``variable_length_bytes`` data type, as zarrpy reads V2 ``vlen-array``
-    arrays (in V2: dtype ``|O`` and a ``vlen-array`` filter, as zarr-python 2
-    writes them). Other arguments come back unchanged.
-
-    Raises CodecError if ``dtype`` is not numeric or differs from the
-    serializer's ``dtype``.
-    """
-    if not _names_vlen_array(serializer):
-        return dtype, serializer
-    data_type = DataType.from_numpy(dtype)
-    if data_type.is_variable and not data_type.is_string:
-        return dtype, serializer  # the stored data type, given as is
-    element = data_type.numpy
-    if element.kind not in "biufc":
-        raise CodecError(f"serializer: codec {VlenArrayCodec.name!r} stores vectors of numbers; dtype= is their "
-                         f"numeric type (e.g. 'int32'), got {dtype!r}")
-    if isinstance(serializer, Mapping):  # V3 form {"name", "configuration"} or numcodecs' {"id", ...}
-        config = serializer.get("configuration") if "name" in serializer else serializer
-        bare = not isinstance(config, Mapping) or "dtype" not in config
-    else:
-        bare = isinstance(serializer, str)
-    if bare:
-        serializer = VlenArrayCodec(element.str)  # the short-hand: the element type is dtype=
-    codec = codec_from_any(serializer, "serializer")
-    if codec.dtype.newbyteorder("=") != element.newbyteorder("="):
-        raise CodecError(f"serializer: codec {VlenArrayCodec.name!r} has 'dtype' {codec.to_config()['dtype']!r}, "
-                         f"but dtype={dtype!r} was given")
-    return "variable_length_bytes", codec
-
-
-def _names_vlen_array(serializer: Any) -> bool:
-    """Is ``serializer`` the vlen-array codec, in any form users give codecs?"""
-    if isinstance(serializer, VlenArrayCodec):
-        return True
-    if isinstance(serializer, Mapping):
-        name = serializer.get("name", "numcodecs." + str(serializer.get("id")))
-    elif isinstance(serializer, str):
-        name = serializer
-    else:
-        name = "numcodecs." + str(getattr(serializer, "codec_id", ""))
-    return isinstance(name, str) and CODEC_ALIASES.get(name, name) == VlenArrayCodec.name
