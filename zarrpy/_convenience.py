@@ -20,7 +20,7 @@ from ._group import Group
 from ._create import compressors_argument, as_data_array, infer_dtype
 from .api import create_array, open_group
 from .codecs.abc import ArrayToArrayCodec, ArrayToBytesCodec, BytesToBytesCodec
-from .codecs.registry import codec_from_any
+from .codecs.user_forms import codec_from_any
 
 # A copy between arrays moves at most about this many bytes per step.
 _COPY_STEP_NBYTES = 64 << 20

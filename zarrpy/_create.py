@@ -20,7 +20,8 @@ from .convert import v3_to_v2
 from .codecs.abc import ArrayToArrayCodec, ArrayToBytesCodec, BytesToBytesCodec, ChunkSpec, Codec
 from .codecs.aliases import CODEC_ALIASES
 from .codecs.chain import CodecChain
-from .codecs.registry import codec_from_any, codec_from_json
+from .codecs.registry import codec_from_json
+from .codecs.user_forms import codec_from_any
 from .codecs.vlen_array import VlenArrayCodec
 from .dtypes import DataType
 from .errors import CodecError, MetadataError, NodeExistsError

@@ -25,7 +25,7 @@ import zarr.codecs.numcodecs as znc
 
 import zarrpy
 import zarrpy.codecs
-from zarrpy.codecs.registry import codec_from_any
+from zarrpy.codecs.user_forms import codec_from_any
 from zarrpy.errors import CodecError, UnknownCodecError
 
 SHAPE, CHUNKS = (8, 8), (4, 4)
@@ -302,9 +302,9 @@ def test_zarrpy_names_and_abcs_are_exported():
 def test_doctests():
     import doctest
 
-    import zarrpy.codecs.registry
+    import zarrpy.codecs.user_forms
 
-    for module in (zarrpy.codecs, zarrpy.codecs.registry):
+    for module in (zarrpy.codecs, zarrpy.codecs.user_forms):
         result = doctest.testmod(module)
         assert result.attempted > 0 and result.failed == 0, module.__name__
 
@@ -324,7 +324,7 @@ def test_importing_zarrpy_codecs_loads_no_codec_module():
 def test_duck_typing_never_imports_zarr():
     code = (
         "import sys, numcodecs, zarrpy\n"
-        "from zarrpy.codecs.registry import codec_from_any\n"
+        "from zarrpy.codecs.user_forms import codec_from_any\n"
         "class Foreign:\n"
         "    def to_dict(self):\n"
         "        return {'name': 'gzip', 'configuration': {'level': 2}}\n"

@@ -22,7 +22,8 @@ import importlib
 from typing import TYPE_CHECKING, Any
 
 from .abc import ArrayToArrayCodec, ArrayToBytesCodec, BytesToBytesCodec, ChunkSpec, Codec
-from .registry import codec_from_any, codec_from_json, get_codec_class, register_codec
+from .registry import codec_from_json, get_codec_class, register_codec
+from .user_forms import codec_from_any
 
 # exported name -> (module, attribute)
 _LAZY: dict[str, tuple[str, str]] = {

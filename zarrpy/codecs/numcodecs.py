@@ -161,7 +161,7 @@ def from_numcodecs(codec: Any) -> Codec:
     >>> from_numcodecs(numcodecs.GZip(level=3)).to_json()
     {'name': 'gzip', 'configuration': {'level': 3}}
     """
-    from .registry import codec_from_any
+    from .user_forms import codec_from_any
 
     return codec_from_any(codec)
 
