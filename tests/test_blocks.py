@@ -4,11 +4,12 @@ import warnings
 
 import numpy as np
 import pytest
-import zarr  # zarr-python, the oracle
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import zarrpy
+
+zarr = pytest.importorskip("zarr")  # zarr-python: the oracle (a test extra)
 
 
 @pytest.fixture(autouse=True)

@@ -11,11 +11,12 @@ import warnings
 
 import numpy as np
 import pytest
-import zarr  # zarr-python, the oracle
 
 import zarrpy
 import zarrpy._convenience as convenience
 from zarrpy.stores.memory import MemoryStore
+
+zarr = pytest.importorskip("zarr")  # zarr-python: the oracle (a test extra)
 
 GZIP = {"name": "gzip", "configuration": {"level": 3}}
 

@@ -4,9 +4,10 @@ import warnings
 
 import numpy as np
 import pytest
-import zarr  # zarr-python, the oracle
 
 import zarrpy
+
+zarr = pytest.importorskip("zarr")  # zarr-python: the oracle (a test extra)
 
 FORMATS = [2, 3]
 

@@ -19,14 +19,15 @@ import warnings
 import numcodecs
 import numpy as np
 import pytest
-import zarr
-import zarr.codecs as zc
-import zarr.codecs.numcodecs as znc
 
 import zarrpy
 import zarrpy.codecs
 from zarrpy.codecs.user_forms import codec_from_any
 from zarrpy.errors import CodecError, UnknownCodecError
+
+zarr = pytest.importorskip("zarr")  # zarr-python: the oracle (a test extra)
+zc = pytest.importorskip("zarr.codecs")
+znc = pytest.importorskip("zarr.codecs.numcodecs")
 
 SHAPE, CHUNKS = (8, 8), (4, 4)
 
