@@ -152,3 +152,25 @@ def test_read_only_store_explains_its_own_remedy(tmp_path):
             array[0] = 2
         assert "r+" not in str(info.value)
         assert list(array[...]) == [1, 1, 1]
+
+
+def test_migrate_and_consolidate_name_the_store(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    with pytest.raises(zarrpy.NodeNotFoundError, match=r"'nope\.zarr' \(node path '/'\)"):
+        zarrpy.migrate_v3("nope.zarr")
+    zarrpy.create_group("g.zarr")
+    group = zarrpy.open_group("g.zarr", mode="r")
+    with pytest.raises(zarrpy.ReadOnlyError, match=r"'g\.zarr' \(node path '/'\).*mode='r\+'"):
+        zarrpy.consolidate_metadata(group)
+    with pytest.raises(zarrpy.ReadOnlyError, match=r"'g\.zarr' \(node path '/'\).*mode='r\+'"):
+        zarrpy.migrate_v3(group)
+
+
+def test_zip_store_is_named_as_given(tmp_path, monkeypatch):
+    from zarrpy.stores import ZipStore
+
+    monkeypatch.chdir(tmp_path)
+    with ZipStore("x.zip", mode="w") as store:
+        zarrpy.create_group(store)
+    with pytest.raises(zarrpy.NodeNotFoundError, match=r"'x\.zip' \(node path '/a'\)"):
+        zarrpy.open_array(ZipStore("x.zip"), path="a")

@@ -45,11 +45,13 @@ from ._node import (
     ZMETADATA_KEY,
     AnyMetadata,
     join_key,
+    location,
     normalize_path,
     walk_metadata,
     write_metadata,
 )
 from .errors import MetadataError, ReadOnlyError
+from .stores.abc import READ_ONLY_HINT
 from .metadata._parse import parse_json_document
 from .metadata.v2 import ArrayMetadataV2, GroupMetadataV2, dump_consolidated_v2, parse_consolidated_v2
 from .metadata.v3 import ArrayMetadataV3, GroupMetadataV3
@@ -250,7 +252,8 @@ def consolidate_metadata(
         store = store_from_url(group_or_store_or_path, storage_options=storage_options)
         base, read_only = normalize_path(path), False
     if read_only or store.read_only:
-        raise ReadOnlyError(f"cannot consolidate metadata of group {'/' + base!r}: it is read-only")
+        hint = store.read_only_hint if store.read_only else READ_ONLY_HINT
+        raise ReadOnlyError(f"cannot consolidate metadata of group {location(store, base)}: it is read-only: {hint}")
     group = Group.open(store, base, use_consolidated=False)
     nodes = dict(walk_metadata(store, base, group.zarr_format))
     if group.zarr_format == 3:

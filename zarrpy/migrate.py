@@ -42,6 +42,7 @@ from ._node import (
     ZMETADATA_KEY,
     Node,
     join_key,
+    location,
     normalize_path,
 )
 from .codecs.registry import codec_from_json
@@ -50,7 +51,7 @@ from .convert import v2_to_v3
 from .errors import CodecError, MetadataError, NodeNotFoundError, ReadOnlyError
 from .metadata.v2 import ArrayMetadataV2, parse_node_metadata_v2
 from .metadata.v3 import ArrayMetadataV3, GroupMetadataV3, parse_node_metadata
-from .stores.abc import Store
+from .stores.abc import READ_ONLY_HINT, Store
 
 _KEYS = (METADATA_KEY, *V2_KEYS, ZMETADATA_KEY)
 _V2_DOCUMENTS = (*V2_KEYS, ZMETADATA_KEY)
@@ -114,7 +115,8 @@ def migrate_v3(
     """
     store, root, read_only = _target(node_or_path, path, storage_options)
     if read_only or store.read_only:
-        raise ReadOnlyError(f"cannot migrate {'/' + root!r}: it is read-only")
+        hint = store.read_only_hint if store.read_only else READ_ONLY_HINT
+        raise ReadOnlyError(f"cannot migrate {location(store, root)}: it is read-only: {hint}")
     nodes = _plan(store, root)
     _add_consolidated(nodes)
     written = [n for n in nodes if n.new_doc is not None]
@@ -161,7 +163,8 @@ def _plan(store: Store, root: str) -> list[_Node]:
                 continue
             if node is None:
                 if node_path == root:
-                    raise NodeNotFoundError(f"no array or group at path {root!r} (no zarr.json, .zarray or .zgroup)")
+                    raise NodeNotFoundError(f"no array or group at {location(store, root)} "
+                                            "(no zarr.json, .zarray or .zgroup there)")
                 continue
             nodes.append(node)
             if node.v3 is not None and node.v3.node_type == "group":

@@ -75,7 +75,8 @@ class ZipStore(Store):
     ) -> None:
         if mode not in ("r", "w", "a", "x"):
             raise ValueError(f"ZipStore mode must be 'r', 'w', 'a' or 'x', got {mode!r}")
-        self.path = Path(os.path.abspath(os.fspath(path)))
+        self._display_name = os.fspath(path)  # as given, for messages only
+        self.path = Path(os.path.abspath(self._display_name))
         self.mode: ZipMode = mode
         self.read_only = mode == "r"
         self.compression = compression
@@ -203,6 +204,10 @@ class ZipStore(Store):
     @property
     def url(self) -> str:
         return "zip::" + self.path.as_uri()
+
+    @property
+    def display_name(self) -> str:
+        return self._display_name
 
     def __reduce__(self) -> tuple[Any, ...]:
         return (_reopen_read_only, (os.fspath(self.path), not self.read_only))
