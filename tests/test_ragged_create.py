@@ -195,3 +195,21 @@ def test_asarray_without_a_copy_is_refused():
     r = RaggedArray.from_list(VECTORS)
     with pytest.raises(ValueError, match="copy"):
         np.array(r, copy=False)
+
+
+@pytest.mark.parametrize("zarr_format", [2, 3])
+def test_create_with_ragged_data(zarr_format):
+    """data= works for ragged arrays: the shape comes from the list, values from the items."""
+    store = {}
+    r = zarrpy.create_array(store, dtype="int32", serializer="numcodecs.vlen-array",
+                            zarr_format=zarr_format, data=[np.arange(3), [], [5, 6, 7, 8]])
+    assert r.shape == (3,)
+    back = zarrpy.open_array(store)[...]
+    assert [list(x) for x in np.asarray(back)] == [[0, 1, 2], [], [5, 6, 7, 8]]
+
+
+def test_create_with_ragged_data_out_of_range_stores_nothing():
+    store = {}
+    with pytest.raises(OverflowError):
+        zarrpy.create_array(store, dtype="uint8", serializer="numcodecs.vlen-array", data=[[256], [1, 2]])
+    assert store == {}

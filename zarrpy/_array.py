@@ -494,13 +494,17 @@ class Array(Node):
 
     def _write(self, indexer: OrthogonalIndexer, value: Any) -> None:
         self._check_writable()
-        if self._ragged is not None:
-            value = coerce_ragged(value, self._ragged, indexer.shape)
-        else:
-            value = coerce_value(value, self._v3.data_type, indexer.shape)
+        value = self._coerce(value, indexer.shape)
         self._write_projections(
             [(p, value[(*p.out_selection, Ellipsis)].reshape(p.chunk_block_shape)) for p in indexer]
         )
+
+    def _coerce(self, value: Any, shape: Shape) -> np.ndarray:
+        """``value`` as this array's elements broadcast to ``shape``, or a clear
+        error before anything is written (numpy's assignment rules)."""
+        if self._ragged is not None:
+            return coerce_ragged(value, self._ragged, shape)
+        return coerce_value(value, self._v3.data_type, shape)
 
     def _write_projections(self, projections: list[tuple[ChunkProjection, np.ndarray]]) -> None:
         """Store blocks: each (projection, block) writes ``block`` at the

@@ -15,7 +15,6 @@ import numpy as np
 
 from ._array import Array
 from ._node import METADATA_KEY, NODE_KEYS, join_key, location, write_metadata
-from ._values import coerce_value
 from .convert import v3_to_v2
 from .codecs.abc import ArrayToArrayCodec, ArrayToBytesCodec, BytesToBytesCodec, ChunkSpec, Codec
 from .codecs.aliases import CODEC_ALIASES
@@ -344,24 +343,23 @@ def create_array_at(store: Store, path: str, *, overwrite: bool, write_empty_chu
     """Create the array at ``path`` of ``store`` (see :func:`zarrpy.create_array`):
     validate everything, then make room for the node, write its metadata and
     ``data`` (if given)."""
-    given = data  # coerced as given: [256] into uint8 overflows, as in numpy
-    if data is not None:
-        data = as_data_array(data)
+    if data is not None and (kwargs.get("shape") is None or kwargs.get("dtype") is None):
+        inferred = as_data_array(data)
         if kwargs.get("shape") is None:
-            kwargs["shape"] = data.shape
+            kwargs["shape"] = inferred.shape
         if kwargs.get("dtype") is None:
-            kwargs["dtype"] = infer_dtype(data)
+            kwargs["dtype"] = infer_dtype(inferred)
     if kwargs.get("shape") is None or kwargs.get("dtype") is None:
         raise TypeError("create_array needs shape= and dtype= (or data=)")
     stored = _build_stored_metadata(zarr_format, order, dimension_separator, kwargs)
     documents = stored.to_documents()  # fails on bad attributes before anything is touched
     array = Array(store, path, stored, write_empty_chunks=write_empty_chunks)  # validates the chain
-    if data is not None:
-        data = coerce_value(given, array._v3.data_type, array.shape)
+    # Coerced as given ([256] into uint8 overflows, as in numpy) before anything is written.
+    value = None if data is None else array._coerce(data, array.shape)
     prepare_node(store, path, overwrite=overwrite, zarr_format=zarr_format)
     write_metadata(store, path, documents)
-    if data is not None:
-        array[...] = data
+    if value is not None:
+        array[...] = value
     return array
 
 
@@ -387,10 +385,18 @@ def _build_stored_metadata(zarr_format: int, order: str | None, dimension_separa
 
 def as_data_array(data: Any) -> np.ndarray:
     """``data`` as a numpy array; nested lists of ``bytes`` as an object array
-    (numpy would make them fixed-width ``S`` and drop trailing NULs)."""
+    (numpy would make them fixed-width ``S`` and drop trailing NULs), and a
+    list of sequences of different lengths (ragged data) as a 1-D object array."""
     if isinstance(data, np.ndarray):
         return data
-    return np.array(data, dtype=object) if _holds_bytes(data) else np.asarray(data)
+    if _holds_bytes(data):
+        return np.array(data, dtype=object)
+    try:
+        return np.asarray(data)
+    except ValueError:  # inhomogeneous: one element per item
+        out = np.empty(len(data), dtype=object)
+        out[:] = [np.asarray(item) for item in data]
+        return out
 
 
 def _holds_bytes(data: Any) -> bool:

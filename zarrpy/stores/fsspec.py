@@ -60,7 +60,8 @@ from .abc import Store, validate_key, validate_prefix
 _TMP_MARK = ".zarrpy-tmp-"
 
 # Errors that mean "there is no value under this key".
-_MISSING = (FileNotFoundError, IsADirectoryError, NotADirectoryError)
+# (Older fsspec zip filesystems raise zipfile's KeyError for a missing member.)
+_MISSING = (FileNotFoundError, IsADirectoryError, NotADirectoryError, KeyError)
 
 # Concurrent ``info`` requests when a listing carries no sizes (HTTP).
 _SIZE_CONCURRENCY = 16
