@@ -527,7 +527,7 @@ class Array(Node):
         def store_batch(batch: list[tuple[str, bytes | None]]) -> None:
             for key, data in batch:
                 if data is None:
-                    self._store.delete(key)
+                    self._remove_chunk(key)
                 else:
                     self._store.set(key, data)
 
@@ -574,6 +574,15 @@ class Array(Node):
             return None
         return self._encode_chunk(chunk)
 
+    def _remove_chunk(self, key: str) -> None:
+        """Delete a chunk (or shard) that holds only the fill value. A store
+        that cannot delete (a zip archive) gets the encoded fill chunk instead
+        where one is stored, so no stale value can show through later."""
+        if self._store.supports_deletes:
+            self._store.delete(key)
+        elif self._store.exists(key):
+            self._store.set(key, self._encode_chunk(self._fill_chunk()))
+
     def _is_fill(self, chunk: np.ndarray) -> bool:
         if self._ragged is not None:
             return all(len(element) == 0 for element in chunk.reshape(-1))
@@ -619,12 +628,12 @@ class Array(Node):
             fresh[keep] = chunk[keep]
             key = self.chunk_key(coords)
             if not self.write_empty_chunks and self._is_fill(fresh):
-                self._store.delete(key)
+                self._remove_chunk(key)
             else:
                 self._store.set(key, self._encode_chunk(fresh))
         for coords in stored:
             if not new_grid.contains(coords):
-                self._store.delete(self.chunk_key(coords))
+                self._remove_chunk(self.chunk_key(coords))
         self._write_metadata(self._metadata.evolve(shape=shape))
 
     def append(self, data: Any, axis: int = 0) -> Shape:

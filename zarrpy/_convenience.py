@@ -17,10 +17,11 @@ import numpy as np
 
 from ._array import Array
 from ._group import Group
-from ._create import compressors_argument, as_data_array, infer_dtype
+from ._create import as_data_array, compressors_argument, infer_dtype, user_shape
 from .api import create_array, open_group
 from .codecs.abc import ArrayToArrayCodec, ArrayToBytesCodec, BytesToBytesCodec
 from .codecs.user_forms import codec_from_any
+from .dtypes import DataType
 
 # A copy between arrays moves at most about this many bytes per step.
 _COPY_STEP_NBYTES = 64 << 20
@@ -39,6 +40,7 @@ def create(
     name: str | None = None,
     dtype: Any = None,
     chunks: Any = None,
+    chunk_shape: Any = None,
     fill_value: Any = None,
     compressor: Any = "auto",
     compressors: Any = "auto",
@@ -56,6 +58,10 @@ def create(
     """
     if path is not None and name is not None:
         raise TypeError("create: give path= or name=, not both")
+    if chunk_shape is not None:  # zarr-python's V3 name for chunks
+        if chunks is not None:
+            raise TypeError("create: give chunks= or chunk_shape=, not both")
+        chunks = chunk_shape
     compressors = compressors_argument(compressors, compressor)
     if codecs is not None:
         if filters is not None or not _is(serializer, "auto") or not _is(compressors, "auto"):
@@ -65,7 +71,7 @@ def create(
     return create_array(
         {} if store is None else store,
         name=name if name is not None else path,
-        shape=_shape(shape),
+        shape=user_shape(shape),
         dtype="float64" if dtype is None else dtype,
         chunks="auto" if chunks is None else chunks,
         fill_value=fill_value,
@@ -74,10 +80,6 @@ def create(
         compressors=compressors,
         **kwargs,
     )
-
-
-def _shape(shape: Any) -> tuple[int, ...]:
-    return (shape,) if isinstance(shape, (int, np.integer)) else tuple(shape)
 
 
 def _split_chain(codecs: Any) -> tuple[list, Any, list]:
@@ -146,28 +148,41 @@ def _codec_args(a: Array) -> dict[str, Any]:
     return out
 
 
+def _like(a: Any, zarr_format: int | None, kwargs: dict[str, Any], *, fill: bool = True) -> dict[str, Any]:
+    """The arguments of a new array like ``a``, ``kwargs`` winning. Another
+    ``dtype`` drops what only fits ``a``'s: its fill value and its filters
+    and serializer; ``fill=False`` drops the fill value (zeros, ones)."""
+    like = _like_args(a, zarr_format)
+    if "dtype" in kwargs and "dtype" in like and not _same_data_type(kwargs["dtype"], like["dtype"]):
+        for key in ("fill_value", "filters", "serializer"):
+            like.pop(key, None)
+    if not fill:
+        like.pop("fill_value", None)
+    return like | kwargs
+
+
+def _same_data_type(a: Any, b: Any) -> bool:
+    return DataType.from_numpy(a).name == DataType.from_numpy(b).name
+
+
 def empty_like(a: Any, *, zarr_format: int | None = None, **kwargs: Any) -> Array:
     """An empty array like ``a`` (shape, chunks, dtype and, for a zarrpy Array, codecs)."""
-    return empty(**(_like_args(a, zarr_format) | kwargs))
+    return empty(**_like(a, zarr_format, kwargs))
 
 
 def zeros_like(a: Any, *, zarr_format: int | None = None, **kwargs: Any) -> Array:
     """An array of zeros like ``a``."""
-    like = _like_args(a, zarr_format)
-    like.pop("fill_value", None)
-    return zeros(**(like | kwargs))
+    return zeros(**_like(a, zarr_format, kwargs, fill=False))
 
 
 def ones_like(a: Any, *, zarr_format: int | None = None, **kwargs: Any) -> Array:
     """An array of ones like ``a``."""
-    like = _like_args(a, zarr_format)
-    like.pop("fill_value", None)
-    return ones(**(like | kwargs))
+    return ones(**_like(a, zarr_format, kwargs, fill=False))
 
 
 def full_like(a: Any, *, zarr_format: int | None = None, **kwargs: Any) -> Array:
     """An array like ``a`` filled with ``fill_value`` (``a``'s own by default)."""
-    like = _like_args(a, zarr_format) | kwargs
+    like = _like(a, zarr_format, kwargs)
     if "fill_value" not in like:
         raise TypeError("full_like: give fill_value= (a has none to inherit)")
     return full(**like)

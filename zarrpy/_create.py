@@ -9,6 +9,7 @@ and an existing node is only replaced when ``overwrite=True``.
 from __future__ import annotations
 
 import math
+import operator
 from typing import Any, Mapping, Sequence
 
 import numpy as np
@@ -56,7 +57,7 @@ def build_array_metadata(
     """
     compressors = compressors_argument(compressors, compressor)
     dtype, serializer = ragged_create_arguments(dtype, serializer)
-    shape = parse_shape(list(shape) if isinstance(shape, (list, tuple)) else [shape], "shape")
+    shape = parse_shape(list(user_shape(shape)), "shape")
     data_type = DataType.from_numpy(dtype)
     chunk_shape = _normalize_chunks(chunks, shape, data_type)
     fill = data_type.coerce_fill(fill_value)
@@ -138,9 +139,23 @@ def _names_vlen_array(serializer: Any) -> bool:
     return isinstance(name, str) and CODEC_ALIASES.get(name, name) == VlenArrayCodec.name
 
 
+def user_shape(shape: Any) -> tuple[int, ...]:
+    """A shape as users give it (an int, a sequence or array of ints, numpy
+    integers included) as a tuple of Python ints; MetadataError otherwise."""
+    items = [shape] if isinstance(shape, (int, np.integer)) else shape
+    try:
+        if isinstance(items, (str, bytes)) or any(isinstance(i, (bool, np.bool_)) for i in items):
+            raise TypeError
+        return tuple(operator.index(i) for i in items)
+    except TypeError:
+        raise MetadataError(f"shape: expected an integer or a sequence of integers, got {shape!r}") from None
+
+
 def _normalize_chunks(chunks: Any, shape: tuple[int, ...], dtype: DataType) -> tuple[int, ...]:
     if chunks is None or (isinstance(chunks, str) and chunks == "auto"):
         return _auto_chunks(shape, max(dtype.itemsize, 1))
+    if isinstance(chunks, (bool, np.bool_)):
+        raise MetadataError(f"chunks: expected a shape, an integer or 'auto', got {chunks!r}")
     if isinstance(chunks, (int, np.integer)):
         chunks = (int(chunks),) * len(shape)
     chunks = tuple(chunks)

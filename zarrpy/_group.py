@@ -2,14 +2,15 @@
 
 from __future__ import annotations
 
-from typing import Any, Iterator
+from typing import Any, Iterator, Mapping
 
 import numpy as np
 
-from ._create import create_array_at, node_exists, prepare_node
+from ._create import create_array_at, node_exists, prepare_node, user_shape
 from ._node import (
     ARRAY_METADATA,
     AnyMetadata,
+    ZMETADATA_KEY,
     Node,
     join_key,
     location,
@@ -22,7 +23,7 @@ from ._node import (
 from ._array import Array
 from .dtypes import DataType
 from ._info import GroupInfo
-from .consolidated import ConsolidatedMetadata, load_consolidated
+from .consolidated import CONSOLIDATED_MEMBER, ConsolidatedMetadata, consolidate_metadata, load_consolidated
 from .errors import MetadataError, NodeExistsError, NodeNotFoundError
 from .metadata.v2 import GroupMetadataV2
 from .metadata.v3 import GroupMetadataV3
@@ -146,7 +147,7 @@ class Group(Node):
         return Group(self._store, path, metadata, read_only=self._read_only, consolidated=snapshot)
 
     def __contains__(self, name: object) -> bool:
-        if not isinstance(name, str):
+        if not isinstance(name, str) or not normalize_path(name):
             return False
         path = self._child_path(name)
         if self._consolidated is not None:
@@ -166,6 +167,9 @@ class Group(Node):
     def __setitem__(self, name: str, value: Any) -> None:
         """``g["x"] = data`` stores ``data`` as a new array ``x`` with default
         settings, replacing any node there (as zarr-python does)."""
+        if isinstance(value, (Group, Mapping)):
+            raise TypeError(f"g[{name!r}] = ... stores array data, not a {type(value).__name__}; "
+                            "use create_group for groups")
         data = value[...] if isinstance(value, Array) else value
         self.create_array(name, data=data, overwrite=True)
 
@@ -179,6 +183,16 @@ class Group(Node):
             raise KeyError(name)
         self._consolidated = None  # the snapshot no longer describes the hierarchy
         self._store.delete_prefix(join_key(path, ""))
+        if self._holds_consolidated_metadata():
+            # As zarr-python: the stored snapshot forgets the deleted member
+            # (rewritten from the live hierarchy) rather than list a phantom.
+            consolidate_metadata(self)
+
+    def _holds_consolidated_metadata(self) -> bool:
+        """Does this group's own stored metadata carry consolidated metadata?"""
+        if self.zarr_format == 3:
+            return CONSOLIDATED_MEMBER in self._metadata.extra
+        return self._store.exists(join_key(self._path, ZMETADATA_KEY))
 
     def __len__(self) -> int:
         return len(self.keys())
@@ -239,7 +253,7 @@ class Group(Node):
             return self.create_array(name, shape=shape, dtype=dtype, **kwargs)
         if not isinstance(node, Array):
             raise TypeError(f"{name!r} in group {self.name!r} is a group, not an array")
-        shape = (shape,) if isinstance(shape, int) else tuple(shape)
+        shape = user_shape(shape)
         if node.shape != shape:
             raise TypeError(f"{name!r} in group {self.name!r}: incompatible shape ({node.shape} vs {shape})")
         if dtype is not None and not _dtype_matches(node, dtype, exact):

@@ -36,8 +36,8 @@ def coerce_value(value: Any, data_type: DataType, shape: Shape) -> np.ndarray:
     dtype = data_type.numpy
     if data_type.is_variable:
         arr = _coerce_variable(value, data_type)
-    elif dtype.kind in "biufc" and not isinstance(value, np.ndarray):
-        arr = _assign_numbers(value, dtype)
+    elif dtype.kind in "biufc" and (not isinstance(value, np.ndarray) or value.dtype == object):
+        arr = _assign_numbers(value, dtype)  # Python objects: numpy's element-wise assignment
     else:
         arr = _cast(np.asarray(value), dtype)
     try:

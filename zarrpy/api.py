@@ -14,8 +14,8 @@ from typing import Any
 from ._array import Array
 from ._create import create_array_at, node_exists
 from ._group import Group
-from ._node import ARRAY_METADATA, normalize_path, read_node
-from .errors import NodeNotFoundError
+from ._node import ARRAY_METADATA, location, normalize_path, read_node
+from .errors import NodeExistsError, NodeNotFoundError
 from .stores import store_from_url
 from .stores.abc import Store
 
@@ -34,6 +34,15 @@ def _check_mode(mode: str) -> None:
 
 def _store(store: Any, storage_options: dict[str, Any] | None, mode: str = "a") -> Store:
     return store_from_url(store, storage_options=storage_options, read_only=(mode == "r"))
+
+
+def _refuse_other_format(store: Store, path: str, zarr_format: int | None) -> None:
+    """Mode "a" found no node of ``zarr_format``: if one of the other format is
+    there, say so (creating would need overwrite=True and destroy it)."""
+    if zarr_format is not None and node_exists(store, path):
+        other = 2 if zarr_format == 3 else 3
+        raise NodeExistsError(f"{location(store, path)} holds a Zarr V{other} node, not V{zarr_format}; "
+                              f"open it with zarr_format={other} or None")
 
 
 def create_array(
@@ -93,16 +102,25 @@ def open_array(
     **create_kwargs: Any,
 ) -> Array:
     """Open an existing array (modes ``r``, ``r+``, ``a``), or create one
-    (``w``, ``w-``, or ``a`` when missing) from ``create_kwargs``."""
+    (``w``, ``w-``, or ``a`` when missing) from ``create_kwargs`` (those of
+    :func:`create_array`; ``dtype`` defaults to float64 as in zarr-python).
+
+    With ``mode="a"`` an existing array is opened as it is and
+    ``create_kwargs`` are not used, as in zarr-python: the same call opens
+    or creates.
+    """
     _check_mode(mode)
     _check_format(zarr_format)
     s = _store(store, storage_options, mode)
     p = normalize_path(path)
     if mode in ("w", "w-") or (mode == "a" and create_kwargs and not node_exists(s, p)):
+        if "data" not in create_kwargs:
+            create_kwargs.setdefault("dtype", "float64")
         return create_array_at(s, p, overwrite=(mode == "w"), write_empty_chunks=write_empty_chunks,
-                                zarr_format=zarr_format or 3, **create_kwargs)
-    if create_kwargs:
-        raise TypeError(f"unexpected arguments for opening an existing array: {sorted(create_kwargs)}")
+                               zarr_format=zarr_format or 3, **create_kwargs)
+    if create_kwargs and mode != "a":
+        raise TypeError(f"arguments for creating an array were given with mode={mode!r}, which only opens "
+                        f"an existing array: {sorted(create_kwargs)}")
     return Array.open(s, p, read_only=(mode == "r"), write_empty_chunks=write_empty_chunks, zarr_format=zarr_format)
 
 
@@ -136,6 +154,7 @@ def open_group(
     except NodeNotFoundError:
         if mode != "a":
             raise
+        _refuse_other_format(s, p, zarr_format)
         return Group.create(s, p, attributes=attributes, zarr_format=zarr_format or 3)
     return Group._from_metadata(s, p, metadata, zmetadata, read_only=(mode == "r"), use_consolidated=use_consolidated)
 
@@ -170,6 +189,8 @@ def open(
     except NodeNotFoundError:
         if mode in ("r", "r+"):
             raise
+        if mode == "a":
+            _refuse_other_format(s, p, zarr_format)
         metadata = None
     if metadata is None or mode in ("w", "w-"):
         if "shape" in kwargs:

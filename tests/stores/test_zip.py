@@ -281,19 +281,25 @@ def test_zarrpy_reads_what_zarr_python_wrote(tmp_path: Path) -> None:
         zarrpy.create_array(path, name="sub/new", shape=(2,), dtype="int8")
 
 
-def test_a_chunk_becoming_fill_value_needs_write_empty_chunks(tmp_path: Path) -> None:
+@pytest.mark.filterwarnings("ignore:Duplicate name")
+@pytest.mark.parametrize("shards", [None, (4,)])
+def test_a_chunk_becoming_fill_value_is_overwritten_not_deleted(tmp_path: Path, shards) -> None:
+    """A zip cannot delete: a stored chunk (shard) that becomes all fill value
+    is rewritten as the encoded fill chunk, for writes and resizes alike."""
     store = ZipStore(tmp_path / "a.zip", mode="w")
-    a = zarrpy.create_array(store, name="a", shape=(4,), dtype="int8", chunks=(2,), fill_value=0)
+    a = zarrpy.create_array(store, name="a", shape=(8,), dtype="int8", chunks=(2,), shards=shards, fill_value=0)
     a[...] = 1
-    with pytest.raises(StoreError, match=r"'a/c/0'.*write_empty_chunks=True"):
-        a[:2] = 0
-    assert a[...].tolist() == [1, 1, 1, 1]  # nothing half-written
-    b = zarrpy.create_array(store, name="b", shape=(4,), dtype="int8", chunks=(2,), fill_value=0,
-                            write_empty_chunks=True)
-    b[...] = 1
-    b[:2] = 0
+    a[:4] = 0
+    assert a[...].tolist() == [0, 0, 0, 0, 1, 1, 1, 1]
+    a.resize(4)
+    a.resize(8)  # grown again: the cut part reads as fill, never as the old values
+    assert a[...].tolist() == [0] * 8
+    b = zarrpy.create_array(store, name="b", shape=(4,), dtype="int8", chunks=(2,), fill_value=0)
+    b[:2] = 0  # nothing stored: nothing to overwrite
     store.close()
-    assert zarrpy.open_array(ZipStore(store.path), path="b")[...].tolist() == [0, 0, 1, 1]
+    reopened = ZipStore(store.path)
+    assert zarrpy.open_array(reopened, path="a")[...].tolist() == [0] * 8
+    assert not any(k.startswith("b/c") for k in reopened.list())
 
 
 def test_fsspec_store_refuses_a_writable_zip_filesystem(tmp_path: Path) -> None:

@@ -70,6 +70,8 @@ class Store(ABC):
     """A key-value store of bytes."""
 
     read_only: bool = False
+    supports_deletes: bool = True
+    """False for stores that cannot remove a value (zip archives)."""
 
     # -- required ------------------------------------------------------
     @abstractmethod

@@ -60,8 +60,7 @@ from .abc import Store, validate_key, validate_prefix
 _TMP_MARK = ".zarrpy-tmp-"
 
 # Errors that mean "there is no value under this key".
-# (Older fsspec zip filesystems raise zipfile's KeyError for a missing member.)
-_MISSING = (FileNotFoundError, IsADirectoryError, NotADirectoryError, KeyError)
+_MISSING = (FileNotFoundError, IsADirectoryError, NotADirectoryError)
 
 # Concurrent ``info`` requests when a listing carries no sizes (HTTP).
 _SIZE_CONCURRENCY = 16
@@ -146,6 +145,8 @@ class FsspecStore(Store):
         self.fs = fs
         # Writes to a read-mode zip filesystem are refused with a pointer to ZipStore.
         self._zip = isinstance(fs, ZipFileSystem)
+        # Older fsspec zip filesystems raise zipfile's KeyError for a missing member.
+        self._missing = _MISSING + ((KeyError,) if self._zip else ())
         root = fs._strip_protocol(path).rstrip("/") if path else ""
         self.path = root
         # What goes in front of a key: "bucket/prefix/" on object stores, "/"
@@ -208,7 +209,7 @@ class FsspecStore(Store):
         start, end = _limits(byte_range)
         try:
             data = self.fs.cat_file(path, start=start, end=end)
-        except _MISSING:
+        except self._missing:
             return None
         except Exception as exc:  # noqa: BLE001 - retried once, then named
             return self._get_fallback(key, path, byte_range, exc)
@@ -220,7 +221,7 @@ class FsspecStore(Store):
         try:
             self.fs.invalidate_cache(path)
             info = self.fs.info(path)
-        except _MISSING:
+        except self._missing:
             return False
         except Exception as exc:  # noqa: BLE001
             raise self._error("stat", key, exc) from exc
@@ -231,7 +232,7 @@ class FsspecStore(Store):
         try:
             self.fs.invalidate_cache(path)
             info = self.fs.info(path)
-        except _MISSING:
+        except self._missing:
             return None
         except Exception as exc:  # noqa: BLE001
             raise self._error("stat", key, exc) from exc
@@ -272,7 +273,7 @@ class FsspecStore(Store):
             return b""
         try:
             return _trim(self.fs.cat_file(path, start=start, end=end), RangeRequest(start, end))
-        except _MISSING:
+        except self._missing:
             return None
         except Exception as exc2:  # noqa: BLE001
             raise self._error("read", key, exc2) from exc2
@@ -307,7 +308,7 @@ class FsspecStore(Store):
             return out
         for i, path, result in zip(batch, paths, results):
             key, request = requests[i]
-            if isinstance(result, _MISSING):
+            if isinstance(result, self._missing):
                 out[i] = None
             elif isinstance(result, BaseException):
                 out[i] = self._get_fallback(key, path, request, result)
@@ -350,7 +351,7 @@ class FsspecStore(Store):
         path = self._full(key)
         try:
             self.fs.rm_file(path)
-        except _MISSING:
+        except self._missing:
             pass
         except Exception as exc:  # noqa: BLE001
             raise self._error("delete", key, exc) from exc
@@ -380,7 +381,7 @@ class FsspecStore(Store):
         try:
             self.fs.invalidate_cache(directory)
             found = self.fs.find(directory, detail=True)
-        except _MISSING:
+        except self._missing:
             return
         except Exception as exc:  # noqa: BLE001
             raise self._error("list", prefix, exc) from exc
@@ -417,7 +418,7 @@ class FsspecStore(Store):
             infos = [info(path) for _, path in items]
         out: list[int | None] = []
         for (key, _), found in zip(items, infos):
-            if isinstance(found, _MISSING) or (isinstance(found, dict) and found.get("type") == "directory"):
+            if isinstance(found, self._missing) or (isinstance(found, dict) and found.get("type") == "directory"):
                 out.append(None)
             elif isinstance(found, BaseException):
                 raise self._error("stat", key, found) from found
@@ -434,7 +435,7 @@ class FsspecStore(Store):
         try:
             self.fs.invalidate_cache(directory)
             entries = self.fs.ls(directory, detail=False)
-        except _MISSING:
+        except self._missing:
             return
         except Exception as exc:  # noqa: BLE001
             raise self._error("list", prefix, exc) from exc

@@ -20,9 +20,9 @@ Zip limits, documented rather than hidden:
   bytes stay in the file. Rewrite the store to compact it.
 - **No deletes.** Deleting a missing key is a no-op; deleting a present one
   raises :class:`~zarrpy.errors.StoreError` (zarr-python raises
-  ``NotImplementedError``). Writing an all-fill-value chunk over a stored one
-  deletes it, so it fails the same way; create arrays with
-  ``write_empty_chunks=True`` if chunks may become empty again.
+  ``NotImplementedError``). ``supports_deletes`` is False, so an array
+  whose stored chunk becomes all fill value writes the encoded fill chunk
+  over it instead of deleting it (resizes too).
 - **One writer.** Every archive operation holds the store's lock (arrays
   encode on a thread pool); no other process may write the file meanwhile.
 
@@ -64,6 +64,8 @@ class ZipStore(Store):
     allowZip64
         Allow archives over 2 GiB (ZIP64 extensions), as in :mod:`zipfile`.
     """
+
+    supports_deletes = False  # arrays store an encoded fill chunk instead
 
     def __init__(
         self,
@@ -181,8 +183,7 @@ class ZipStore(Store):
         if self.exists(key):
             raise StoreError(
                 f"cannot delete {key!r} from zip archive {os.fspath(self.path)!r}: "
-                "zip archives cannot remove members (arrays delete chunks that become all "
-                "fill value unless created with write_empty_chunks=True)"
+                "zip archives cannot remove members"
             )
 
     # -- listing -----------------------------------------------------------
