@@ -9,7 +9,9 @@ Frozen, slotted value types (after zarr-python's ``ByteRequest``):
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TypeAlias
+from typing import Any, Callable, TypeAlias
+
+import numpy as np
 
 
 @dataclass(frozen=True, slots=True)
@@ -56,4 +58,143 @@ def slice_bytes(value: bytes, request: ByteRequest | None) -> bytes:
     raise TypeError(f"not a byte request: {request!r}")
 
 
-__all__ = ["ByteRequest", "OffsetRequest", "RangeRequest", "SuffixRequest", "slice_bytes"]
+# -- coalesced reads --------------------------------------------------------
+# The one range coalescer (DESIGN: "range coalescing (one place)"). It lives
+# here, beside the request types, because its users are partial decoders:
+# codecs may import core but not stores, and the reader they are given may be
+# any ByteReader (a store key, a shard's inner chunk, a test double), so the
+# merging cannot be a method of one store class.
+
+
+def coalesce_ranges(starts: Any, ends: Any, max_gap_nbytes: int = 0) -> tuple[np.ndarray, np.ndarray]:
+    """Merge byte ranges ``[starts[i], ends[i])`` into sorted, disjoint runs.
+
+    Empty ranges are dropped; ranges that overlap, touch, or are separated by
+    at most ``max_gap_nbytes`` unrequested bytes become one run. Returns the
+    runs' ``(starts, ends)`` as int64 arrays.
+
+    >>> coalesce_ranges([0, 5, 7, 20], [3, 6, 8, 20], 1)
+    (array([0, 5]), array([3, 8]))
+    """
+    s = np.asarray(starts, dtype=np.int64).reshape(-1)
+    e = np.asarray(ends, dtype=np.int64).reshape(-1)
+    if s.shape != e.shape:
+        raise ValueError(f"{s.size} range starts but {e.size} ends")
+    if max_gap_nbytes < 0:
+        raise ValueError(f"max_gap_nbytes must be >= 0, not {max_gap_nbytes}")
+    keep = e > s
+    s, e = s[keep], e[keep]
+    if not s.size:
+        return s, e
+    order = np.argsort(s, kind="stable")
+    s, e = s[order], np.maximum.accumulate(e[order])
+    new_run = np.empty(s.size, dtype=bool)
+    new_run[0] = True
+    new_run[1:] = s[1:] > e[:-1] + max_gap_nbytes
+    first = np.flatnonzero(new_run)
+    last = np.append(first[1:] - 1, s.size - 1)
+    return s[first], e[last]
+
+
+@dataclass(frozen=True, slots=True)
+class ShortRead:
+    """A merged read that came back short (or missing), as handed to the
+    caller's ``short_read_error``. Positions are in the caller's coordinates
+    (before ``offset``)."""
+
+    start: int
+    """Where the merged read starts."""
+    end: int
+    """Where it should have ended."""
+    got_end: int
+    """Where the bytes that came back end (``start`` when none did)."""
+    missing: bool
+    """True if the value does not exist (the reader returned None)."""
+    request: int
+    """The first requested range (lowest start, then end, then index) that
+    the read does not cover."""
+
+
+class CoalescedRead:
+    """The bytes of many requested ranges, fetched by :func:`read_coalesced`."""
+
+    __slots__ = ("starts", "ends", "run_starts", "run_ends", "_run", "_data")
+
+    def __init__(self, starts: np.ndarray, ends: np.ndarray, run_starts: np.ndarray, run_ends: np.ndarray,
+                 run: np.ndarray, data: list[bytes]):
+        self.starts, self.ends = starts, ends
+        self.run_starts, self.run_ends = run_starts, run_ends
+        self._run, self._data = run, data
+
+    @property
+    def nreads(self) -> int:
+        """How many merged reads were made."""
+        return len(self._data)
+
+    def pieces(self) -> list[bytes]:
+        """Each requested range's bytes, in request order."""
+        views = [memoryview(d) for d in self._data]
+        out = []
+        for s, e, r in zip(self.starts.tolist(), self.ends.tolist(), self._run.tolist()):
+            if e <= s:
+                out.append(b"")
+            else:
+                lo = s - int(self.run_starts[r])
+                out.append(bytes(views[r][lo : lo + e - s]))
+        return out
+
+    def joined(self) -> tuple[bytes, np.ndarray]:
+        """Every merged read concatenated, and where each requested range
+        starts in it (its length is ``ends - starts``): for vectorised gathers
+        of many small ranges. An empty range's position is meaningless."""
+        if not self._data:
+            return b"", np.zeros_like(self.starts)
+        run_pos = np.zeros(len(self._data) + 1, dtype=np.int64)
+        np.cumsum(self.run_ends - self.run_starts, out=run_pos[1:])
+        r = self._run
+        return b"".join(self._data), self.starts - self.run_starts[r] + run_pos[r]
+
+
+def read_coalesced(
+    read: Callable[[ByteRequest], bytes | None],
+    starts: Any,
+    ends: Any,
+    max_gap_nbytes: int,
+    *,
+    short_read_error: Callable[[ShortRead], Exception],
+    offset: int = 0,
+) -> CoalescedRead:
+    """Read the ranges ``[starts[i], ends[i])`` of one value in few requests.
+
+    The ranges are merged by :func:`coalesce_ranges` and fetched with one
+    ``read.read_many`` call when the reader has it (else one ``read`` call per
+    merged range); nothing is read when every range is empty. ``offset`` is
+    added to every position sent to the reader (ranges relative to a part of
+    the value). A merged read that comes back short or missing raises
+    ``short_read_error(ShortRead(...))`` for the first such read.
+    """
+    s = np.asarray(starts, dtype=np.int64).reshape(-1)
+    e = np.asarray(ends, dtype=np.int64).reshape(-1)
+    run_starts, run_ends = coalesce_ranges(s, e, max_gap_nbytes)
+    # The run holding each range (empty ranges: any run, they take no bytes).
+    run = np.clip(np.searchsorted(run_starts, s, side="right") - 1, 0, None)
+    if not run_starts.size:
+        return CoalescedRead(s, e, run_starts, run_ends, run, [])
+    requests = [RangeRequest(offset + lo, offset + hi) for lo, hi in zip(run_starts.tolist(), run_ends.tolist())]
+    read_many = getattr(read, "read_many", None)
+    got = read_many(requests) if read_many is not None else [read(r) for r in requests]
+    data: list[bytes] = []
+    for i, (lo, hi, piece) in enumerate(zip(run_starts.tolist(), run_ends.tolist(), got)):
+        if piece is None or len(piece) != hi - lo:
+            got_end = lo + (0 if piece is None else len(piece))
+            members = np.flatnonzero((run == i) & (e > s) & (e > got_end))
+            first = min(members.tolist(), key=lambda j: (int(s[j]), int(e[j]), j))
+            raise short_read_error(ShortRead(lo, hi, got_end, piece is None, first))
+        data.append(piece)
+    return CoalescedRead(s, e, run_starts, run_ends, run, data)
+
+
+__all__ = [
+    "ByteRequest", "CoalescedRead", "OffsetRequest", "RangeRequest", "ShortRead", "SuffixRequest",
+    "coalesce_ranges", "read_coalesced", "slice_bytes",
+]

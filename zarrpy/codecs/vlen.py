@@ -38,7 +38,7 @@ from typing import Any, Callable, Mapping, Sequence
 import numpy as np
 
 from ..array_bytes import ArrayBytes
-from ..byte_range import ByteRequest, RangeRequest, SuffixRequest
+from ..byte_range import ByteRequest, RangeRequest, ShortRead, SuffixRequest, read_coalesced
 from ..dtypes import DataType
 from ..errors import BoundsCheckError, ChunkDecodeError, CodecError
 from ._config import check_choice, check_keys
@@ -369,27 +369,16 @@ class VlenPartialDecoder:
             return None
         starts = offsets[idx]
         lengths = offsets[idx + 1] - starts
-        run_starts, run_ends = _coalesce(starts, starts + lengths, self.max_gap_nbytes)
-        requests = [
-            RangeRequest(self._data_start + lo, self._data_start + hi)
-            for lo, hi in zip(run_starts.tolist(), run_ends.tolist())
-        ]
-        read_many = getattr(self._read, "read_many", None)
+
+        def short(s: ShortRead) -> ChunkDecodeError:
+            return ChunkDecodeError(
+                f"codec {NAME!r}: chunk ends inside its data (wanted bytes [{s.start}, {s.end}) of the data part)"
+            )
+
         # One batched store call when the reader offers it.
-        got = read_many(requests) if read_many is not None else [self._read(r) for r in requests]
-        pieces = []
-        for lo, hi, piece in zip(run_starts.tolist(), run_ends.tolist(), got):
-            if piece is None or len(piece) != hi - lo:
-                raise ChunkDecodeError(
-                    f"codec {NAME!r}: chunk ends inside its data (wanted bytes [{lo}, {hi}) of the data part)"
-                )
-            pieces.append(piece)
-        # Where each requested element starts in the concatenated pieces.
-        run_pos = np.zeros(len(pieces) + 1, dtype=np.int64)
-        np.cumsum(run_ends - run_starts, out=run_pos[1:])
-        run = np.clip(np.searchsorted(run_starts, starts, side="right") - 1, 0, None)
-        local = starts - run_starts[run] + run_pos[run] if len(pieces) else np.zeros_like(starts)
-        return _gather(b"".join(pieces), local, lengths, shape)
+        got = read_coalesced(self._read, starts, starts + lengths, self.max_gap_nbytes,
+                             short_read_error=short, offset=self._data_start)
+        return _gather(*got.joined(), lengths, shape)
 
     def _load_index(self) -> None:
         codec, n = self.codec, self.spec.size
@@ -476,26 +465,6 @@ def _read_l(field: bytes | memoryview, nbytes: int) -> int:
             f"the chunk has only {nbytes - _L_NBYTES} besides it"
         )
     return index_nbytes
-
-
-def _coalesce(starts: np.ndarray, ends: np.ndarray, max_gap: int) -> tuple[np.ndarray, np.ndarray]:
-    """Merge byte ranges ``[starts, ends)`` into sorted, disjoint runs.
-
-    Empty ranges are dropped; ranges that overlap, touch, or are separated by
-    at most ``max_gap`` bytes become one run.
-    """
-    keep = ends > starts
-    s, e = starts[keep], ends[keep]
-    if not s.size:
-        return s, e
-    order = np.argsort(s, kind="stable")
-    s, e = s[order], np.maximum.accumulate(e[order])
-    new_run = np.empty(s.size, dtype=bool)
-    new_run[0] = True
-    new_run[1:] = s[1:] > e[:-1] + max_gap
-    first = np.flatnonzero(new_run)
-    last = np.append(first[1:] - 1, s.size - 1)
-    return s[first], e[last]
 
 
 def _gather(src: bytes, starts: np.ndarray, lengths: np.ndarray, shape: tuple[int, ...]) -> ArrayBytes:

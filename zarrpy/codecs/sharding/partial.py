@@ -20,7 +20,7 @@ from typing import Any, Sequence
 import numpy as np
 
 from ...array_bytes import ArrayBytes
-from ...byte_range import RangeRequest, SuffixRequest
+from ...byte_range import RangeRequest, ShortRead, SuffixRequest, read_coalesced
 from ...errors import ChunkDecodeError
 from ...indexing import OrthogonalIndexer
 from ._layout import ShardLayout, fill_variable, gather_variable, normalise_selection
@@ -144,34 +144,19 @@ class ShardPartialDecoder:
             if loc is not None:
                 wanted.append((loc[0], loc[1], pos))
         wanted.sort()
-        out: dict[int, bytes] = {pos: b"" for offset, nbytes, pos in wanted if nbytes == 0}
-        runs: list[list[Any]] = []  # [start, end, members]
-        for offset, nbytes, pos in wanted:
-            if nbytes == 0:
-                continue
-            if runs and offset <= runs[-1][1] + self.max_gap_nbytes:
-                runs[-1][1] = max(runs[-1][1], offset + nbytes)
-                runs[-1][2].append((offset, nbytes, pos))
-            else:
-                runs.append([offset, offset + nbytes, [(offset, nbytes, pos)]])
-        if not runs:
-            return out
-        requests = [RangeRequest(start, end) for start, end, _ in runs]
-        read_many = getattr(self._read, "read_many", None)
-        got = read_many(requests) if read_many is not None else [self._read(r) for r in requests]
-        for (start, end, members), data in zip(runs, got):
-            if data is None or len(data) != end - start:
-                got_end = start + (0 if data is None else len(data))
-                offset, nbytes, pos = next(m for m in members if m[0] + m[1] > got_end)
-                raise ChunkDecodeError(
-                    f"codec {NAME!r}: the shard ends before inner chunk {self.layout.coords(pos)} "
-                    f"(bytes [{offset}, {offset + nbytes}); the shard "
-                    + ("is missing)" if data is None else f"ends at byte {got_end})")
-                )
-            view = memoryview(data)
-            for offset, nbytes, pos in members:
-                out[pos] = bytes(view[offset - start : offset - start + nbytes])
-        return out
+        starts = [offset for offset, _, _ in wanted]
+        ends = [offset + nbytes for offset, nbytes, _ in wanted]
+
+        def short(s: ShortRead) -> ChunkDecodeError:
+            offset, nbytes, pos = wanted[s.request]
+            return ChunkDecodeError(
+                f"codec {NAME!r}: the shard ends before inner chunk {self.layout.coords(pos)} "
+                f"(bytes [{offset}, {offset + nbytes}); the shard "
+                + ("is missing)" if s.missing else f"ends at byte {s.got_end})")
+            )
+
+        got = read_coalesced(self._read, starts, ends, self.max_gap_nbytes, short_read_error=short)
+        return {pos: piece for (_, _, pos), piece in zip(wanted, got.pieces())}
 
 
 __all__ = ["DEFAULT_MAX_GAP_NBYTES", "ShardPartialDecoder"]
