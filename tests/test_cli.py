@@ -144,12 +144,12 @@ def test_read_only_store_is_one_error_line(tmp_path, capsys, monkeypatch):
 @pytest.mark.parametrize("exc", [ValueError("bad value"), TypeError("bad type"), KeyError("missing-key"),
                                  ImportError("No module named 's3fs'"), OSError("disk\nfull")])
 def test_expected_failures_are_one_line(tmp_path, capsys, monkeypatch, exc):
-    import zarrpy.consolidated
+    import zarrpy
 
     def fail(*args, **kwargs):
         raise exc
 
-    monkeypatch.setattr(zarrpy.consolidated, "consolidate_metadata", fail)
+    monkeypatch.setattr(zarrpy, "consolidate_metadata", fail)
     assert main(["consolidate", str(tmp_path)]) == 1
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and err.startswith(f"zarrpy: error: {type(exc).__name__}: ")

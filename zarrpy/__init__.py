@@ -24,7 +24,6 @@ from ._convenience import (
     zeros,
     zeros_like,
 )
-from .consolidated import consolidate_metadata
 from .codecs.registry import register_codec
 from .errors import (
     BoundsCheckError,
@@ -41,7 +40,7 @@ from .errors import (
     UnknownCodecError,
     ZarrpyError,
 )
-from ._group import Group
+from ._group import Group, consolidate_metadata
 from .migrate import migrate_v3
 from .ragged import RaggedArray
 

@@ -23,11 +23,18 @@ from ._node import (
 from ._array import Array
 from .dtypes import DataType
 from ._info import GroupInfo
-from .consolidated import CONSOLIDATED_MEMBER, ConsolidatedMetadata, consolidate_metadata, load_consolidated
-from .errors import MetadataError, NodeExistsError, NodeNotFoundError
-from .metadata.v2 import GroupMetadataV2
+from .consolidated import (
+    CONSOLIDATED_MEMBER,
+    ConsolidatedMetadata,
+    consolidated_member_v3,
+    load_consolidated,
+    parse_consolidated_v3,
+)
+from .errors import MetadataError, NodeExistsError, NodeNotFoundError, ReadOnlyError
+from .metadata.v2 import ArrayMetadataV2, GroupMetadataV2, dump_consolidated_v2
 from .metadata.v3 import GroupMetadataV3
-from .stores.abc import Store
+from .stores import store_from_url
+from .stores.abc import READ_ONLY_HINT, Store
 
 
 class Group(Node):
@@ -294,4 +301,59 @@ def _reopen(store: Store, path: str, read_only: bool, use_consolidated: bool | N
     return Group.open(store, path, read_only=read_only, use_consolidated=use_consolidated)
 
 
-__all__ = ["Group"]
+def consolidate_metadata(
+    group_or_store_or_path: Any, *, path: str | None = None, storage_options: dict[str, Any] | None = None
+) -> Group:
+    """Write the metadata of every node below a group into the group, and
+    return the group opened from that snapshot.
+
+    Parameters
+    ----------
+    group_or_store_or_path
+        A :class:`~zarrpy.Group`, a Store, a path or an fsspec URL.
+    path
+        The group's path inside the store (relative to the Group if one is given).
+    storage_options
+        For fsspec URLs.
+
+    A V3 group gets the inline ``consolidated_metadata`` member in its
+    ``zarr.json`` (its attributes and other members unchanged); a V2 group a
+    ``.zmetadata`` document. The hierarchy is read live (a group's old
+    snapshot is not used) in the group's own format; nodes only stored in the
+    other format are not part of the snapshot. Chunks are not touched.
+
+    Raises
+    ------
+    NodeNotFoundError
+        If there is no group there.
+    ReadOnlyError
+        If the store or the group is read-only.
+    """
+    if isinstance(group_or_store_or_path, Group):
+        group = group_or_store_or_path
+        store, base, read_only = group.store, group.path, group.read_only
+        if path:
+            base = join_key(base, normalize_path(path))
+    else:
+        store = store_from_url(group_or_store_or_path, storage_options=storage_options)
+        base, read_only = normalize_path(path), False
+    if read_only or store.read_only:
+        hint = store.read_only_hint if store.read_only else READ_ONLY_HINT
+        raise ReadOnlyError(f"cannot consolidate metadata of group {location(store, base)}: it is read-only: {hint}")
+    group = Group.open(store, base, use_consolidated=False)
+    nodes = dict(walk_metadata(store, base, group.zarr_format))
+    if group.zarr_format == 3:
+        member = consolidated_member_v3(nodes)
+        metadata = group.metadata.evolve(extra={**group.metadata.extra, CONSOLIDATED_MEMBER: member})
+        write_metadata(store, base, metadata)
+        snapshot = parse_consolidated_v3(member, join_key(base, "zarr.json"))
+    else:
+        for rel, meta in nodes.items():
+            if not isinstance(meta, (ArrayMetadataV2, GroupMetadataV2)):  # pragma: no cover - walk is V2-only
+                raise MetadataError(f"node {rel!r} is not Zarr V2")
+        store.set(join_key(base, ZMETADATA_KEY), dump_consolidated_v2({"": group.metadata, **nodes}))
+        metadata, snapshot = group.metadata, nodes
+    return Group(store, base, metadata, read_only=read_only, consolidated=ConsolidatedMetadata(snapshot))
+
+
+__all__ = ["Group", "consolidate_metadata"]

@@ -118,7 +118,7 @@ def _migrate(target: str, path: str | None, remove_v2: bool) -> int:
 
 
 def _consolidate(target: str, path: str | None) -> int:
-    from .consolidated import consolidate_metadata
+    from . import consolidate_metadata
 
     group = consolidate_metadata(target, path=path)
     where = "zarr.json (consolidated_metadata)" if group.zarr_format == 3 else ".zmetadata"

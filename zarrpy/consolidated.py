@@ -17,8 +17,8 @@ known after ONE request. Two forms exist (ZARR-FORMAT-NOTES.md §14):
   empty, as early zarr-python 3 wrote them) are read too.
 
 **It is a snapshot.** Nothing keeps it up to date: a node created, changed or
-deleted after :func:`consolidate_metadata` is not seen by a group opened from
-the snapshot (and a deleted node still is). Call :func:`consolidate_metadata`
+deleted after :func:`~zarrpy.consolidate_metadata` is not seen by a group opened from
+the snapshot (and a deleted node still is). Call :func:`~zarrpy.consolidate_metadata`
 again after changing the hierarchy, or open with ``use_consolidated=False``
 to read the live hierarchy. A :class:`~zarrpy.Group` that creates a member
 itself stops using its snapshot (it reads live from then on), so it always
@@ -28,7 +28,7 @@ sees what it wrote.
 >>> store = {}
 >>> g = zarrpy.create_group(store)
 >>> _ = g.create_group("sub").create_array("y", shape=(4,), dtype="int8", chunks=(2,))
->>> g = consolidate_metadata(store)
+>>> g = zarrpy.consolidate_metadata(store)
 >>> sorted(g.consolidated_metadata)
 ['sub', 'sub/y']
 >>> zarrpy.open_group(store, mode="r")["sub/y"].shape  # answered from the snapshot
@@ -39,25 +39,13 @@ from __future__ import annotations
 
 from bisect import bisect_left
 from collections.abc import Mapping
-from typing import TYPE_CHECKING, Any, Iterator
+from typing import Any, Iterator
 
-from ._node import (
-    ZMETADATA_KEY,
-    AnyMetadata,
-    join_key,
-    location,
-    normalize_path,
-    walk_metadata,
-    write_metadata,
-)
-from .errors import MetadataError, ReadOnlyError
-from .stores.abc import READ_ONLY_HINT
+from ._node import ZMETADATA_KEY, AnyMetadata, join_key, normalize_path
+from .errors import MetadataError
 from .metadata._parse import parse_json_document
-from .metadata.v2 import ArrayMetadataV2, GroupMetadataV2, dump_consolidated_v2, parse_consolidated_v2
+from .metadata.v2 import GroupMetadataV2, parse_consolidated_v2
 from .metadata.v3 import ArrayMetadataV3, GroupMetadataV3
-
-if TYPE_CHECKING:
-    from ._group import Group
 
 CONSOLIDATED_MEMBER = "consolidated_metadata"
 """The member of a V3 group's ``zarr.json`` that holds inline consolidated metadata."""
@@ -212,68 +200,9 @@ def _empty_member() -> dict[str, Any]:
     return {"kind": "inline", "must_understand": False, "metadata": {}}
 
 
-def consolidate_metadata(
-    group_or_store_or_path: Any, *, path: str | None = None, storage_options: dict[str, Any] | None = None
-) -> Group:
-    """Write the metadata of every node below a group into the group, and
-    return the group opened from that snapshot.
-
-    Parameters
-    ----------
-    group_or_store_or_path
-        A :class:`~zarrpy.Group`, a Store, a path or an fsspec URL.
-    path
-        The group's path inside the store (relative to the Group if one is given).
-    storage_options
-        For fsspec URLs.
-
-    A V3 group gets the inline ``consolidated_metadata`` member in its
-    ``zarr.json`` (its attributes and other members unchanged); a V2 group a
-    ``.zmetadata`` document. The hierarchy is read live (a group's old
-    snapshot is not used) in the group's own format; nodes only stored in the
-    other format are not part of the snapshot. Chunks are not touched.
-
-    Raises
-    ------
-    NodeNotFoundError
-        If there is no group there.
-    ReadOnlyError
-        If the store or the group is read-only.
-    """
-    from ._group import Group
-    from .stores import store_from_url
-
-    if isinstance(group_or_store_or_path, Group):
-        group = group_or_store_or_path
-        store, base, read_only = group.store, group.path, group.read_only
-        if path:
-            base = join_key(base, normalize_path(path))
-    else:
-        store = store_from_url(group_or_store_or_path, storage_options=storage_options)
-        base, read_only = normalize_path(path), False
-    if read_only or store.read_only:
-        hint = store.read_only_hint if store.read_only else READ_ONLY_HINT
-        raise ReadOnlyError(f"cannot consolidate metadata of group {location(store, base)}: it is read-only: {hint}")
-    group = Group.open(store, base, use_consolidated=False)
-    nodes = dict(walk_metadata(store, base, group.zarr_format))
-    if group.zarr_format == 3:
-        member = consolidated_member_v3(nodes)
-        metadata = group.metadata.evolve(extra={**group.metadata.extra, CONSOLIDATED_MEMBER: member})
-        write_metadata(store, base, metadata)
-        snapshot = parse_consolidated_v3(member, join_key(base, "zarr.json"))
-    else:
-        for rel, meta in nodes.items():
-            if not isinstance(meta, (ArrayMetadataV2, GroupMetadataV2)):  # pragma: no cover - walk is V2-only
-                raise MetadataError(f"node {rel!r} is not Zarr V2")
-        store.set(join_key(base, ZMETADATA_KEY), dump_consolidated_v2({"": group.metadata, **nodes}))
-        metadata, snapshot = group.metadata, nodes
-    return Group(store, base, metadata, read_only=read_only, consolidated=ConsolidatedMetadata(snapshot))
-
-
 __all__ = [
     "CONSOLIDATED_MEMBER",
     "ConsolidatedMetadata",
-    "consolidate_metadata",
     "consolidated_member_v3",
     "load_consolidated",
     "parse_consolidated_v3",
