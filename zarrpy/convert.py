@@ -24,13 +24,15 @@ numeric dtype                  core data type; ``bytes`` with the endian of the
 filters (delta, astype …)      ``numcodecs.<id>`` array-to-array, before
                                ``bytes``; a filter that works on bytes
                                (shuffle, checksums …) goes after it
-compressor ``gzip``/``zstd``   native ``gzip``/``zstd``/``crc32c``
-/``crc32c``
-compressor ``blosc``           native ``blosc``: shuffle 0/1/2 ->
-                               noshuffle/shuffle/bitshuffle, -1 (auto) ->
-                               bitshuffle if the typesize is 1, else shuffle;
-                               typesize = item size of what blosc receives
-any other compressor           ``numcodecs.<id>`` (``zlib`` -> ``numcodecs.zlib``)
+any codec id                   the codec class that declares that V2 id
+                               (:func:`~zarrpy.codecs.registry.codec_class_for_v2_id`),
+                               built through its ``from_v2_config``: native
+                               ``gzip``/``zstd``/``crc32c``/``zlib``, native
+                               ``blosc`` (shuffle 0/1/2 -> noshuffle/shuffle/
+                               bitshuffle, -1 (auto) -> bitshuffle if the
+                               typesize is 1, else shuffle; typesize = item
+                               size of what blosc receives), plugins; any other
+                               id: the adapter's ``numcodecs.<id>``
 ``fill_value: null``           the data type's default (zero, ``""``, ``b""``):
                                zarr-python also reads missing chunks as zeros
 =============================  ===============================================
@@ -41,6 +43,11 @@ filter, anything before the object codec) raise
 :class:`~zarrpy.errors.MetadataError` naming the V2 field. An unknown codec id
 is a MetadataError naming the field, caused by the codec layer's
 :class:`~zarrpy.errors.UnknownCodecError`.
+
+Each codec owns its V2 form (``v2_id``, ``from_v2_config``,
+``to_v2_config``); this module only knows the V2 structure: the dtype (with
+``bytes``' endian), ``order`` (a leading full ``transpose``), and which codec
+goes where (filters, object codec, compressor).
 
 Round trips: ``v3_to_v2(v2_to_v3(m))`` gives back ``m`` except that a null
 fill value (and an object array's legacy ``0``) comes back as the default,
@@ -59,17 +66,14 @@ import numpy as np
 
 from .codecs.abc import ArrayToArrayCodec, ArrayToBytesCodec, BytesToBytesCodec, ChunkSpec, Codec
 from .codecs.chain import CodecChain
-from .codecs.registry import codec_from_json
+from .codecs.registry import codec_class_for_v2_id, codec_from_json
 from .dtypes import DataType
 from .errors import CodecError, MetadataError
 from .metadata.v2 import OBJECT_CODEC_IDS, ArrayMetadataV2, dtype_to_json_v2, find_object_codec
 from .metadata.v3 import ArrayMetadataV3, ChunkKeyEncodingSpec
 
 _BLOSC_SHUFFLE = {0: "noshuffle", 1: "shuffle", 2: "bitshuffle"}
-_BLOSC_CODE = {v: k for k, v in _BLOSC_SHUFFLE.items()}
-# numcodecs' defaults for keys a V2 config may leave out (they differ from zarrpy's).
-_GZIP_DEFAULT_LEVEL = 1
-_ZSTD_DEFAULT_LEVEL = 0
+# numcodecs' blosc defaults, for the round-trip guard (:func:`_same`)
 _BLOSC_DEFAULTS = {"cname": "lz4", "clevel": 5, "shuffle": 1, "blocksize": 0}
 _NATIVE_ENDIAN = sys.byteorder
 
@@ -149,7 +153,7 @@ def v2_to_v3(meta: ArrayMetadataV2) -> ArrayMetadataV3:
                 f"{first[0]}: codec {first[1]['id']!r} comes before the object codec {obj['id']!r} ({where}) "
                 "and would work on Python objects; this has no V3 form"
             )
-        serializer = _object_serializer(where, obj)
+        serializer = _from_v2(where, obj, 1).to_json()
         items = items[1:]
         typesize = 1
 
@@ -157,8 +161,8 @@ def v2_to_v3(meta: ArrayMetadataV2) -> ArrayMetadataV3:
         codec_id = config["id"]
         if codec_id in OBJECT_CODEC_IDS:
             raise MetadataError(f"{where}: object codec {codec_id!r} on a {meta.dtype!r} array has no V3 form")
-        v3 = _v3_codec_json(where, config, typesize)
-        codec = _build(where, v3)
+        codec = _from_v2(where, config, typesize)
+        v3 = codec.to_json()
         if isinstance(codec, BytesToBytesCodec):
             if not serializer_placed:
                 serializer = serializer or _bytes_serializer(current)
@@ -199,60 +203,17 @@ def v2_to_v3(meta: ArrayMetadataV2) -> ArrayMetadataV3:
     )
 
 
-def _object_serializer(where: str, codec: dict[str, Any]) -> dict[str, Any]:
-    codec_id = codec["id"]
-    if codec_id in ("vlen-utf8", "vlen-bytes"):
-        return {"name": codec_id, "configuration": {}}
-    if codec_id == "vlen-array":
-        if "dtype" not in codec:
-            raise MetadataError(f"{where}: codec 'vlen-array' is missing its 'dtype'")
-        return {"name": "numcodecs.vlen-array", "configuration": {"dtype": codec["dtype"]}}
-    raise MetadataError(f"{where}: object codec {codec_id!r} is not supported")  # refused in L1 already
-
-
-def _v3_codec_json(where: str, config: dict[str, Any], typesize: int) -> dict[str, Any]:
-    """The V3 codec object for one V2 codec config (native where zarrpy has one)."""
-    codec_id = config["id"]
-    rest = {k: v for k, v in config.items() if k != "id"}
-    if codec_id == "gzip":
-        return {"name": "gzip", "configuration": {"level": _GZIP_DEFAULT_LEVEL, **rest}}
-    if codec_id == "zstd":
-        return {"name": "zstd", "configuration": {"level": _ZSTD_DEFAULT_LEVEL, "checksum": False, **rest}}
-    if codec_id == "crc32c":
-        return {"name": "crc32c"} if not rest else {"name": "crc32c", "configuration": rest}
-    if codec_id == "blosc":
-        conf = {**_BLOSC_DEFAULTS, **rest}
-        shuffle = conf.pop("shuffle")
-        conf_typesize = conf.pop("typesize", None)
-        if conf_typesize is not None:
-            typesize = conf_typesize
-        if shuffle == -1:  # AUTOSHUFFLE: numcodecs picks by the item size it is given
-            shuffle = 2 if typesize == 1 else 1
-        if shuffle not in _BLOSC_SHUFFLE:
-            raise MetadataError(f"{where}: codec 'blosc': 'shuffle' must be -1, 0, 1 or 2, got {shuffle!r}")
-        return {"name": "blosc", "configuration": {
-            "typesize": typesize, "cname": conf.pop("cname"), "clevel": conf.pop("clevel"),
-            "shuffle": _BLOSC_SHUFFLE[shuffle], "blocksize": conf.pop("blocksize"), **conf,
-        }}
-    return {"name": f"numcodecs.{codec_id}", "configuration": rest}
-
-
-def _build(where: str, v3: dict[str, Any]) -> Codec:
+def _from_v2(where: str, config: dict[str, Any], typesize: int) -> Codec:
+    """The codec for one V2 codec config, from the class that claims its id."""
     try:
-        return codec_from_json(v3)
+        return codec_class_for_v2_id(config["id"]).from_v2_config(config, typesize=typesize)
     except CodecError as exc:
         raise MetadataError(f"{where}: {exc}") from exc
 
 
 def _filter_output_dtype(codec: ArrayToArrayCodec, current: np.dtype) -> np.dtype:
     """The stored-order dtype a V2 filter hands to the next codec."""
-    from .codecs.numcodecs import NumcodecsArrayCodec
-
-    if not isinstance(codec, NumcodecsArrayCodec):
-        return current
-    if codec.codec_id == "packbits":
-        return np.dtype("u1")
-    _, encoded = codec.configured_dtypes()
+    _, encoded = codec.v2_filter_dtypes()
     return current if encoded is None else encoded
 
 
@@ -291,15 +252,10 @@ def v3_codecs_to_v2(
         If the chain has no V2 form (another transpose, sharding, zarrs.vlen,
         a codec without a V2 id, a string/bytes chain without a vlen codec).
     """
-    from .codecs.blosc import BloscCodec
+    # the two codecs that are V2 structure, not V2 codecs (imported here: zarrpy
+    # imports no codec module until one is used)
     from .codecs.bytes import BytesCodec
-    from .codecs.crc32c import Crc32cCodec
-    from .codecs.gzip import GzipCodec
-    from .codecs.numcodecs import NumcodecsArrayCodec, NumcodecsArrayToBytesCodec, NumcodecsBytesCodec
     from .codecs.transpose import TransposeCodec
-    from .codecs.vlen_array import VlenArrayCodec
-    from .codecs.vlen_v2 import InterleavedVlenCodec
-    from .codecs.zstd import ZstdCodec
 
     objs: list[Codec] = []
     for i, c in enumerate(codecs):
@@ -330,38 +286,28 @@ def v3_codecs_to_v2(
     last_is_compressor = False
     for i, codec in enumerate(objs[start:], start):
         where = f"codecs[{i}]"
-        # V2's compressor is the last codec, if it takes arrays or bytes
-        # (object codecs stay filters, as zarr-python writes them)
-        last_is_compressor = isinstance(codec, (BytesToBytesCodec, NumcodecsArrayToBytesCodec))
-        if isinstance(codec, NumcodecsArrayCodec):
-            items.append({"id": codec.codec_id, **codec.to_config()})
-            filter_dtypes.append(codec.configured_dtypes())
-        elif isinstance(codec, BytesCodec):
+        if isinstance(codec, TransposeCodec):
+            raise MetadataError(f"{where}: a transpose after other codecs has no V2 form")
+        if isinstance(codec, BytesCodec):  # part of the V2 dtype, not a V2 codec
+            last_is_compressor = False
             if data_type.is_variable:
                 raise MetadataError(f"{where}: 'bytes' cannot serialise data type {data_type.name!r}")
             endian = codec.endian
             dtype_text = _v2_numeric_dtype(data_type, filter_dtypes, endian)
-        elif isinstance(codec, (InterleavedVlenCodec, VlenArrayCodec)):
-            items.append(_v2_object_codec(where, codec, data_type))
-            dtype_text = "|O"
-        elif isinstance(codec, NumcodecsArrayToBytesCodec):
-            items.append({"id": codec.codec_id, **codec.to_config()})
-            dtype_text = _v2_numeric_dtype(data_type, filter_dtypes, "little")
-        elif isinstance(codec, GzipCodec):
-            items.append({"id": "gzip", "level": codec.level})
-        elif isinstance(codec, ZstdCodec):
-            items.append({"id": "zstd", "level": codec.level, **({"checksum": True} if codec.checksum else {})})
-        elif isinstance(codec, BloscCodec):
-            items.append({"id": "blosc", "cname": codec.cname, "clevel": codec.clevel,
-                          "shuffle": _BLOSC_CODE[codec.shuffle], "blocksize": codec.blocksize})
-        elif isinstance(codec, Crc32cCodec):
-            items.append({"id": "crc32c"})
-        elif isinstance(codec, NumcodecsBytesCodec):
-            items.append({"id": codec.codec_id, **codec.to_config()})
-        elif isinstance(codec, TransposeCodec):
-            raise MetadataError(f"{where}: a transpose after other codecs has no V2 form")
-        else:
-            raise MetadataError(f"{where}: codec {codec.name!r} has no V2 form")
+            continue
+        try:
+            v2 = codec.to_v2_config(data_type)
+        except CodecError as exc:
+            raise MetadataError(f"{where}: {exc}") from exc
+        items.append(v2)
+        # V2's compressor is the last codec, if it takes arrays or bytes
+        # (object codecs stay filters, as zarr-python writes them)
+        is_object = isinstance(codec, ArrayToBytesCodec) and v2["id"] in OBJECT_CODEC_IDS
+        last_is_compressor = isinstance(codec, (BytesToBytesCodec, ArrayToBytesCodec)) and not is_object
+        if isinstance(codec, ArrayToArrayCodec):
+            filter_dtypes.append(codec.v2_filter_dtypes())
+        elif isinstance(codec, ArrayToBytesCodec):
+            dtype_text = "|O" if is_object else _v2_numeric_dtype(data_type, filter_dtypes, "little")
     if dtype_text is None:
         raise MetadataError("codecs: no array-to-bytes codec")
     compressor = items.pop() if last_is_compressor else None
@@ -395,22 +341,6 @@ def _v2_numeric_dtype(
             "elements; this chain has no V2 form"
         )
     return dt.newbyteorder(order).str
-
-
-def _v2_object_codec(where: str, codec: Codec, data_type: DataType) -> dict[str, Any]:
-    from .codecs.vlen_array import VlenArrayCodec
-
-    if not data_type.is_variable:
-        raise MetadataError(f"{where}: {codec.name!r} needs a variable-length data type, got {data_type.name!r}")
-    if isinstance(codec, VlenArrayCodec):
-        return {"id": "vlen-array", "dtype": codec.to_config()["dtype"]}
-    if data_type.is_string:
-        if codec.name == "vlen-bytes":
-            raise MetadataError(f"{where}: 'vlen-bytes' cannot serialise strings")
-        return {"id": "vlen-utf8"}
-    if codec.name == "vlen-utf8":
-        raise MetadataError(f"{where}: 'vlen-utf8' cannot serialise bytes")
-    return {"id": "vlen-bytes"}
 
 
 def v3_to_v2(meta: ArrayMetadataV3, *, order: str | None = None) -> ArrayMetadataV2:

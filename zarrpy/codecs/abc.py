@@ -31,6 +31,7 @@ from .._typing import Shape
 from ..array_bytes import ArrayBytes
 from ..byte_range import ByteRequest
 from ..dtypes import DataType
+from ..errors import CodecError
 from ._config import check_keys
 
 
@@ -77,10 +78,40 @@ class ArrayPartialDecoder(Protocol):
 
 
 class Codec(ABC):
-    """Base of all codecs. Subclasses set ``name`` (the V3 name they write)."""
+    """Base of all codecs. Subclasses set ``name`` (the V3 name they write).
+
+    **V2 form (optional).** A codec that has a Zarr V2 form sets ``v2_id``
+    (the numcodecs id written in ``.zarray``); the registry then finds the
+    class for that id (:func:`zarrpy.codecs.registry.codec_class_for_v2_id`),
+    plugins included. By default the V2 configuration is
+    ``{"id": v2_id, **to_config()}`` and is read back through
+    :meth:`from_config`; codecs whose V2 form differs (other defaults, other
+    spellings) override :meth:`from_v2_config` / :meth:`to_v2_config`.
+    """
 
     name: ClassVar[str]
+    v2_id: ClassVar[str | None] = None
     __slots__ = ()
+
+    @classmethod
+    def from_v2_config(cls, config: Mapping[str, Any], *, typesize: int = 1) -> Codec:
+        """Build from a V2 codec configuration ``{"id": ..., **settings}``.
+
+        ``typesize`` is the item size of what the codec receives in the V2
+        pipeline (1 after the serializer or a bytes codec), for settings V2
+        derives from it. Raises CodecError naming the codec and field.
+        """
+        return cls.from_config({k: v for k, v in config.items() if k != "id"})
+
+    def to_v2_config(self, data_type: DataType | None = None) -> dict[str, Any]:
+        """The V2 codec configuration ``{"id": ..., **settings}``.
+
+        ``data_type`` is the array's data type (codecs whose V2 id depends on
+        it use it). Raises CodecError if this codec has no V2 form.
+        """
+        if self.v2_id is None:
+            raise CodecError(f"codec {self.name!r} has no V2 form")
+        return {"id": self.v2_id, **(self.to_config() or {})}
 
     @classmethod
     def from_config(cls, config: Mapping[str, Any] | None) -> Codec:
@@ -123,6 +154,11 @@ class ArrayToArrayCodec(Codec):
     """Transforms the elements of a chunk, e.g. reordering them."""
 
     __slots__ = ()
+
+    def v2_filter_dtypes(self) -> tuple[np.dtype | None, np.dtype | None]:
+        """As a V2 filter: the (decoded, encoded) dtypes it is configured with,
+        in their stated byte order; None where it keeps its input's type."""
+        return None, None
 
     @abstractmethod
     def encode(self, chunk: ArrayBytes, spec: ChunkSpec) -> ArrayBytes: ...

@@ -43,6 +43,7 @@ from typing import Any, Mapping
 
 import numpy as np
 
+from ..dtypes import DataType
 from ..errors import ChunkDecodeError, CodecError
 from ._config import check_any_int, check_choice, check_int, check_keys, clamp
 from ._limits import max_decoded_nbytes
@@ -51,6 +52,9 @@ from .abc import BytesToBytesCodec, ChunkSpec
 CNAMES = ("lz4", "lz4hc", "blosclz", "zstd", "snappy", "zlib")
 SHUFFLES = ("noshuffle", "shuffle", "bitshuffle")
 _SHUFFLE_CODE = {"noshuffle": 0, "shuffle": 1, "bitshuffle": 2}
+_SHUFFLE_NAME = {v: k for k, v in _SHUFFLE_CODE.items()}
+# numcodecs' defaults for keys a V2 config may leave out (they differ from zarrpy's).
+_V2_DEFAULTS = {"cname": "lz4", "clevel": 5, "shuffle": 1, "blocksize": 0}
 
 _INT32_MAX = 2**31 - 1
 _HEADER_NBYTES = 16
@@ -66,6 +70,7 @@ class BloscCodec(BytesToBytesCodec):
     """
 
     name = "blosc"
+    v2_id = "blosc"
     __slots__ = ("typesize", "cname", "clevel", "shuffle", "blocksize")
 
     def __init__(
@@ -101,6 +106,30 @@ class BloscCodec(BytesToBytesCodec):
         config: dict[str, Any] = {} if self.typesize is None else {"typesize": self.typesize}
         config.update(cname=self.cname, clevel=self.clevel, shuffle=self.shuffle, blocksize=self.blocksize)
         return config
+
+    @classmethod
+    def from_v2_config(cls, config: Mapping[str, Any], *, typesize: int = 1) -> BloscCodec:
+        """numcodecs' form: integer ``shuffle`` (-1, "auto": bitshuffle for a
+        ``typesize`` of 1, else shuffle), numcodecs' defaults for absent keys;
+        ``typesize`` is the item size blosc receives unless the config says."""
+        conf = {**_V2_DEFAULTS, **{k: v for k, v in config.items() if k != "id"}}
+        shuffle = conf.pop("shuffle")
+        conf_typesize = conf.pop("typesize", None)
+        if conf_typesize is not None:
+            typesize = conf_typesize
+        if shuffle == -1:
+            shuffle = 2 if typesize == 1 else 1
+        if shuffle not in _SHUFFLE_NAME:
+            raise CodecError(f"codec 'blosc': 'shuffle' must be -1, 0, 1 or 2, got {shuffle!r}")
+        return cls.from_config({
+            "typesize": typesize, "cname": conf.pop("cname"), "clevel": conf.pop("clevel"),
+            "shuffle": _SHUFFLE_NAME[shuffle], "blocksize": conf.pop("blocksize"), **conf,
+        })
+
+    def to_v2_config(self, data_type: DataType | None = None) -> dict[str, Any]:
+        """numcodecs' form (integer shuffle, no typesize: V2 derives it)."""
+        return {"id": "blosc", "cname": self.cname, "clevel": self.clevel,
+                "shuffle": _SHUFFLE_CODE[self.shuffle], "blocksize": self.blocksize}
 
     def evolve(self, spec: ChunkSpec) -> BloscCodec:
         """This codec with ``typesize`` filled in from ``spec`` if it was absent.

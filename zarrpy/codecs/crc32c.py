@@ -32,6 +32,7 @@ class Crc32cCodec(BytesToBytesCodec):
     """Input followed by its CRC-32C, little-endian; 4 bytes longer."""
 
     name = "crc32c"
+    v2_id = "crc32c"
     __slots__ = ()
 
     @classmethod

@@ -36,6 +36,7 @@ from .abc import BytesToBytesCodec, ChunkSpec
 
 _GZIP_WBITS = 31  # 16 + 15: gzip header/trailer, 32 KiB window
 _DEFAULT_LEVEL = 5
+_V2_DEFAULT_LEVEL = 1  # numcodecs.GZip's, for a V2 config without a level
 _ZLIB_DEFAULT_LEVEL = -1  # zlib.Z_DEFAULT_COMPRESSION
 
 
@@ -43,6 +44,7 @@ class GzipCodec(BytesToBytesCodec):
     """gzip at ``level`` 0 (stored) to 9 (smallest)."""
 
     name = "gzip"
+    v2_id = "gzip"
     __slots__ = ("level",)
 
     def __init__(self, level: int = _DEFAULT_LEVEL):
@@ -55,6 +57,10 @@ class GzipCodec(BytesToBytesCodec):
 
     def to_config(self) -> dict[str, Any]:
         return {"level": self.level}
+
+    @classmethod
+    def from_v2_config(cls, config: Mapping[str, Any], *, typesize: int = 1) -> GzipCodec:
+        return cls.from_config({"level": _V2_DEFAULT_LEVEL, **{k: v for k, v in config.items() if k != "id"}})
 
     def evolve(self, spec: ChunkSpec) -> GzipCodec:
         """Refuse a level outside [0, 9] for a new array (CodecError naming it)."""

@@ -5,7 +5,9 @@ configurations are those zarr-python 3 writes with ``zarr.codecs.numcodecs``,
 e.g. ``{"name": "numcodecs.zlib", "configuration": {"level": 1}}`` or
 ``{"name": "numcodecs.delta", "configuration": {"dtype": "<i4", "astype": "<i4"}}``.
 The ``configuration`` is the numcodecs ``get_config()`` without ``id``.
-V3 names: ``numcodecs.<id>``; V2 ids: ``<id>`` (see :mod:`zarrpy.convert`).
+V3 names: ``numcodecs.<id>``; V2 ids: ``<id>`` (each class declares its
+``v2_id``; the registry falls back to these classes for V2 ids no zarrpy codec
+claims, see :func:`zarrpy.codecs.registry.codec_class_for_v2_id`).
 
 **Which kind.** A codec's kind follows a small table and one rule:
 
@@ -22,8 +24,10 @@ bytes-to-bytes         every other id: compressors (``zlib``, ``bz2``, ``lzma``,
 
 Native codecs stay native: ``numcodecs.gzip``, ``numcodecs.zstd`` and
 ``numcodecs.crc32c`` are aliases of ``gzip``, ``zstd`` and ``crc32c``
-(:mod:`zarrpy.codecs.aliases`), and ``numcodecs.vlen-array`` is
-:mod:`zarrpy.codecs.vlen_array`. ``numcodecs.blosc`` stays an adapter: its
+(:mod:`zarrpy.codecs.aliases`), ``numcodecs.vlen-array`` is
+:mod:`zarrpy.codecs.vlen_array` and ``numcodecs.zlib`` is
+:mod:`zarrpy.codecs.zlib` (registered under that name; :func:`codec_class`
+itself still makes the adapter). ``numcodecs.blosc`` stays an adapter: its
 ``shuffle`` is numcodecs' integer (-1 included), which has no native form.
 
 **Lookup.** :func:`codec_class` makes (once per id) a subclass of
@@ -139,7 +143,7 @@ def codec_class(name: str) -> type[Codec]:
         cls = _classes.get(codec_id)
         if cls is None:
             cls = type(f"Numcodecs{title}Codec", (base,), {
-                "__slots__": (), "name": name, "codec_id": codec_id, "__module__": __name__,
+                "__slots__": (), "name": name, "codec_id": codec_id, "v2_id": codec_id, "__module__": __name__,
             })
             _classes[codec_id] = cls
     return cls
@@ -317,6 +321,12 @@ class NumcodecsArrayCodec(_NumcodecsCodec, ArrayToArrayCodec):
         if enc_dt is None and dec_dt is not None:
             enc_dt = dec_dt  # numcodecs: astype defaults to dtype
         return dec_dt, enc_dt
+
+    def v2_filter_dtypes(self) -> tuple[np.dtype | None, np.dtype | None]:
+        """:meth:`configured_dtypes`; ``packbits`` hands on bytes (``u1``)."""
+        if self.codec_id == "packbits":
+            return None, np.dtype("u1")
+        return self.configured_dtypes()
 
     def resolve(self, spec: ChunkSpec) -> ChunkSpec:
         if spec.dtype.is_variable:

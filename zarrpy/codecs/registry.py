@@ -15,6 +15,17 @@ is ``numcodecs.<id>``: any numcodecs codec through the adapter
 
 Codecs as users give them (zarr-python and numcodecs objects too) go through
 :func:`zarrpy.codecs.user_forms.codec_from_any`.
+
+**V2 ids.** A codec class with a V2 form declares ``v2_id`` (see
+:class:`~zarrpy.codecs.abc.Codec`); :func:`codec_class_for_v2_id` finds it,
+in this order: loaded registry classes that declare it themselves (those
+given to :func:`register_codec` first, the latest winning); the class
+registered under the V3 name ``<id>`` or ``numcodecs.<id>`` (the convention
+every built-in follows, so a built-in needs no second line and only that one
+class is imported); any class from the ``zarrpy.codecs`` entry points
+(imported on the first V2 id nothing else claims); and last the
+``numcodecs.<id>`` family: a native implementation (``_PREFIX_NATIVE``) or
+the adapter, whose classes declare their id too.
 """
 
 from __future__ import annotations
@@ -46,6 +57,14 @@ _BUILTIN: dict[str, str] = {
     "numcodecs.vlen-array": "zarrpy.codecs.vlen_array:VlenArrayCodec",
 }
 
+# Native implementations of names in a prefix family. Like the family's
+# adapter classes they are not stored in the registry (register_codec can
+# claim the name without replace=True), and the family's factory still
+# accepts the name first (numcodecs must know the id).
+_PREFIX_NATIVE: dict[str, str] = {
+    "numcodecs.zlib": "zarrpy.codecs.zlib:ZlibCodec",
+}
+
 # name prefix -> "module:function(name) -> codec class"; see the module docstring.
 _PREFIX_FACTORIES: dict[str, str] = {
     "numcodecs.": "zarrpy.codecs.numcodecs:codec_class",
@@ -54,6 +73,8 @@ _PREFIX_FACTORIES: dict[str, str] = {
 _registry: dict[str, type[Codec] | str] = dict(_BUILTIN)
 _lock = threading.Lock()
 _entry_points_loaded = False
+_entry_point_names: list[str] = []
+_v2_plugins: dict[str, type[Codec]] | None = None  # V2 id -> entry-point class, once scanned
 
 registered = MappingProxyType(_registry)
 """Read-only view of the registry (values may be unimported ``"mod:Class"``)."""
@@ -105,6 +126,55 @@ def codec_from_json(obj: Any) -> Codec:
     return get_codec_class(obj["name"]).from_config(obj.get("configuration"))
 
 
+def codec_class_for_v2_id(codec_id: str) -> type[Codec]:
+    """The codec class for the V2 (numcodecs) id ``codec_id``.
+
+    Found as the module docstring says; an id no zarrpy codec claims is the
+    numcodecs adapter's ``numcodecs.<id>``. Raises UnknownCodecError if
+    numcodecs has no such codec either, CodecError if zarrpy refuses it.
+    """
+    for cls in reversed(list(_registry.values())):  # loaded classes; the latest registration wins
+        if isinstance(cls, type) and _declared_v2_id(cls) == codec_id:
+            return cls
+    for name in (codec_id, "numcodecs." + codec_id):
+        canonical = CODEC_ALIASES.get(name, name)
+        if canonical not in _registry:
+            _load_entry_points()
+        if canonical in _registry:
+            cls = get_codec_class(canonical)
+            if cls.v2_id == codec_id:
+                return cls
+    found = _plugin_v2_classes().get(codec_id)
+    if found is not None:
+        return found
+    family = _from_prefix_factory("numcodecs." + codec_id)
+    assert family is not None
+    return family
+
+
+def _declared_v2_id(cls: type[Codec]) -> str | None:
+    """The V2 id ``cls`` itself declares (a subclass does not inherit the claim)."""
+    return cls.__dict__.get("v2_id")
+
+
+def _plugin_v2_classes() -> dict[str, type[Codec]]:
+    """V2 id -> class for every entry-point codec declaring one (imported once;
+    a plugin that fails to load is skipped here and reported when named)."""
+    global _v2_plugins
+    if _v2_plugins is None:
+        _load_entry_points()
+        found: dict[str, type[Codec]] = {}
+        for name in _entry_point_names:
+            try:
+                cls = get_codec_class(name)
+            except CodecError:
+                continue
+            if _declared_v2_id(cls) is not None:
+                found.setdefault(cls.v2_id, cls)  # type: ignore[arg-type]
+        _v2_plugins = found
+    return _v2_plugins
+
+
 def known_codec_names() -> set[str]:
     _load_entry_points()
     return set(_registry) | set(CODEC_ALIASES)
@@ -130,7 +200,9 @@ def _from_prefix_factory(name: str) -> type[Codec] | None:
     for prefix, target in _PREFIX_FACTORIES.items():
         if name.startswith(prefix):
             module_name, _, attr = target.partition(":")
-            return getattr(importlib.import_module(module_name), attr)(name)
+            cls = getattr(importlib.import_module(module_name), attr)(name)
+            native = _PREFIX_NATIVE.get(name)
+            return cls if native is None else _import(native, name)
     return None
 
 
@@ -141,7 +213,15 @@ def _load_entry_points() -> None:
     with _lock:
         for ep in entry_points(group=ENTRY_POINT_GROUP):
             _registry.setdefault(ep.name, ep.value)
+            _entry_point_names.append(ep.name)
         _entry_points_loaded = True
 
 
-__all__ = ["ENTRY_POINT_GROUP", "codec_from_json", "get_codec_class", "register_codec", "registered"]
+__all__ = [
+    "ENTRY_POINT_GROUP",
+    "codec_class_for_v2_id",
+    "codec_from_json",
+    "get_codec_class",
+    "register_codec",
+    "registered",
+]

@@ -29,6 +29,7 @@ from typing import Any, Mapping
 import numpy as np
 
 from ..array_bytes import ArrayBytes
+from ..dtypes import DataType
 from ..errors import CodecError
 from ._config import check_keys
 from .abc import ArrayToBytesCodec, ChunkSpec
@@ -39,6 +40,7 @@ class VlenArrayCodec(ArrayToBytesCodec):
     """numcodecs ``VLenArray(dtype)``: one numeric vector per element, interleaved."""
 
     name = "numcodecs.vlen-array"
+    v2_id = "vlen-array"
     __slots__ = ("dtype", "_text")
 
     def __init__(self, dtype: str):
@@ -57,6 +59,18 @@ class VlenArrayCodec(ArrayToBytesCodec):
 
     def to_config(self) -> dict[str, Any]:
         return {"dtype": self._text}
+
+    @classmethod
+    def from_v2_config(cls, config: Mapping[str, Any], *, typesize: int = 1) -> VlenArrayCodec:
+        """numcodecs' ``{"id": "vlen-array", "dtype": ...}``; other keys are ignored."""
+        if "dtype" not in config:
+            raise CodecError("codec 'vlen-array' is missing its 'dtype'")
+        return cls(config["dtype"])
+
+    def to_v2_config(self, data_type: DataType | None = None) -> dict[str, Any]:
+        if data_type is not None and not data_type.is_variable:
+            raise CodecError(f"{self.name!r} needs a variable-length data type, got {data_type.name!r}")
+        return {"id": "vlen-array", "dtype": self._text}
 
     def resolve(self, spec: ChunkSpec) -> ChunkSpec:
         if not spec.dtype.is_variable or spec.dtype.is_string:

@@ -42,6 +42,7 @@ import numpy as np
 
 from .._typing import Shape
 from ..array_bytes import ArrayBytes
+from ..dtypes import DataType
 from ..errors import ChunkDecodeError, CodecError
 from ._config import check_keys
 from .abc import ArrayToBytesCodec, ChunkSpec
@@ -68,6 +69,29 @@ class InterleavedVlenCodec(ArrayToBytesCodec):
 
     def to_config(self) -> dict[str, Any]:
         return {}
+
+    @classmethod
+    def from_v2_config(cls, config: Mapping[str, Any], *, typesize: int = 1) -> InterleavedVlenCodec:
+        return cls()  # numcodecs' VLenUTF8/VLenBytes have no settings; others are ignored
+
+    def to_v2_config(self, data_type: DataType | None = None) -> dict[str, Any]:
+        """``vlen-utf8`` for strings, ``vlen-bytes`` for bytes (one layout).
+
+        Raises CodecError if ``data_type`` is not one this codec can serialise.
+        """
+        if data_type is None:
+            if self.v2_id is None:
+                raise CodecError(f"codec {self.name!r}: its V2 id depends on the data type, which was not given")
+            return {"id": self.v2_id}
+        if not data_type.is_variable:
+            raise CodecError(f"{self.name!r} needs a variable-length data type, got {data_type.name!r}")
+        if data_type.is_string:
+            if self.name == "vlen-bytes":
+                raise CodecError("'vlen-bytes' cannot serialise strings")
+            return {"id": "vlen-utf8"}
+        if self.name == "vlen-utf8":
+            raise CodecError("'vlen-utf8' cannot serialise bytes")
+        return {"id": "vlen-bytes"}
 
     def resolve(self, spec: ChunkSpec) -> ChunkSpec:
         if not spec.dtype.is_variable:
@@ -137,6 +161,7 @@ class VlenUtf8Codec(InterleavedVlenCodec):
     """zarr-python's ``vlen-utf8``: UTF-8 strings, interleaved."""
 
     name = "vlen-utf8"
+    v2_id = "vlen-utf8"
     __slots__ = ()
     _accepts = ("string",)
 
@@ -145,6 +170,7 @@ class VlenBytesCodec(InterleavedVlenCodec):
     """zarr-python's ``vlen-bytes``: raw bytes, interleaved."""
 
     name = "vlen-bytes"
+    v2_id = "vlen-bytes"
     __slots__ = ()
     _accepts = ("bytes",)
 

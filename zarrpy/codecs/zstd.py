@@ -36,6 +36,7 @@ from typing import Any, Mapping
 
 import zstandard
 
+from ..dtypes import DataType
 from ..errors import ChunkDecodeError, CodecError
 from ._config import check_any_int, check_int, check_keys, clamp
 from ._limits import max_decoded_nbytes
@@ -57,6 +58,7 @@ class ZstdCodec(BytesToBytesCodec):
     """Zstandard at ``level`` (negative: faster; 0: default 3), optional checksum."""
 
     name = "zstd"
+    v2_id = "zstd"
     __slots__ = ("level", "checksum")
 
     def __init__(self, level: int = 0, checksum: bool = False):
@@ -72,6 +74,15 @@ class ZstdCodec(BytesToBytesCodec):
 
     def to_config(self) -> dict[str, Any]:
         return {"level": self.level, "checksum": self.checksum}
+
+    @classmethod
+    def from_v2_config(cls, config: Mapping[str, Any], *, typesize: int = 1) -> ZstdCodec:
+        """numcodecs' defaults: level 0, no checksum."""
+        return cls.from_config({"level": 0, "checksum": False, **{k: v for k, v in config.items() if k != "id"}})
+
+    def to_v2_config(self, data_type: DataType | None = None) -> dict[str, Any]:
+        """``checksum`` only when true, as numcodecs writes it."""
+        return {"id": "zstd", "level": self.level, **({"checksum": True} if self.checksum else {})}
 
     def evolve(self, spec: ChunkSpec) -> ZstdCodec:
         """Refuse a level libzstd does not have for a new array (CodecError naming it)."""
