@@ -241,3 +241,40 @@ def test_without_plugin_in_this_process(plugin_site, tmp_path):
         zarrpy.open(LocalStore(root), mode="a")
     assert {str(p.relative_to(root)): p.read_bytes() for p in root.rglob("*") if p.is_file()} == before
     assert "zarrpy_plugin_example" not in sys.modules
+
+
+def test_plugin_found_by_its_v2_id(plugin_site, tmp_path):
+    """A V2 array whose compressor id only the plugin declares (``v2_id``)
+    opens through the entry point, and zarrpy writes it back in V2 form."""
+    root = tmp_path / "v2.zarr"
+    root.mkdir()
+    data = np.arange(12, dtype="<i4")
+    (root / ".zarray").write_text(json.dumps({
+        "zarr_format": 2, "shape": [12], "chunks": [6], "dtype": "<i4", "order": "C",
+        "compressor": {"id": "example-xor", "key": 165}, "filters": None, "fill_value": 0,
+    }))
+    for i in range(2):
+        (root / str(i)).write_bytes(bytes(b ^ 165 for b in data[6 * i : 6 * (i + 1)].tobytes()))
+    script = f"""
+        import json, sys
+        import zarrpy
+        a = zarrpy.open_array({str(root)!r}, mode="r+")
+        loaded = "zarrpy_plugin_example" in sys.modules
+        values = a[...].tolist()
+        a[0] = 100
+        print(json.dumps({{"loaded": loaded, "values": values, "class": type(a.compressors[0]).__name__}}))
+    """
+    out = run_python(script, site=plugin_site)
+    assert out == {"loaded": True, "values": data.tolist(), "class": "XorCodec"}
+    assert json.loads((root / ".zarray").read_text())["compressor"] == {"id": "example-xor", "key": 165}
+    raw = bytes(b ^ 165 for b in (root / "0").read_bytes())
+    assert np.frombuffer(raw, "<i4").tolist() == [100, *range(1, 6)]
+
+    without = run_python(f"""
+        import json, zarrpy
+        try:
+            zarrpy.open_array({str(root)!r})
+        except zarrpy.ZarrpyError as exc:
+            print(json.dumps({{"error": type(exc).__name__, "msg": str(exc)}}))
+    """, site=None)
+    assert "example-xor" in without["msg"]

@@ -159,33 +159,3 @@ def test_registered_class_reads_and_writes_v2_arrays(clean_registry):
     assert json.loads(store[".zarray"])["compressor"] == {"id": "acme-xor", "key": 165}
     assert store["0"] == bytes(b ^ 165 for b in data[:10].tobytes())
     np.testing.assert_array_equal(zarrpy.open_array(store, mode="r")[...], data)
-
-
-def test_entry_point_plugin_is_found_by_its_v2_id(tmp_path, monkeypatch, clean_registry):
-    """A plugin's class only declares ``v2_id``; nobody imports it by hand."""
-    (tmp_path / "acme_v2_plugin.py").write_text(textwrap.dedent('''
-        from zarrpy.codecs.abc import BytesToBytesCodec
-
-        class Lz5(BytesToBytesCodec):
-            name = "acme.lz5"
-            v2_id = "lz5"
-            __slots__ = ()
-
-            def encode(self, data, spec):
-                return bytes(data)[::-1]
-
-            def decode(self, data, spec):
-                return bytes(data)[::-1]
-    '''))
-    monkeypatch.syspath_prepend(str(tmp_path))
-    ep = EntryPoint(name="acme.lz5", value="acme_v2_plugin:Lz5", group=registry.ENTRY_POINT_GROUP)
-    monkeypatch.setattr(registry, "entry_points", lambda group: [ep] if group == registry.ENTRY_POINT_GROUP else [])
-    monkeypatch.setattr(registry, "_entry_points_loaded", False)
-    monkeypatch.setattr(registry, "_entry_point_names", [])
-    monkeypatch.setattr(registry, "_v2_plugins", None)
-    monkeypatch.delitem(sys.modules, "acme_v2_plugin", raising=False)
-    cls = codec_class_for_v2_id("lz5")
-    assert cls.__module__ == "acme_v2_plugin" and cls.name == "acme.lz5"
-    assert cls.from_v2_config({"id": "lz5"}).decode(b"abc", ChunkSpec((3,), INT32, 0)) == b"cba"
-    assert codec_class_for_v2_id("gzip") is GzipCodec  # built-ins are unaffected
-    monkeypatch.setattr(registry, "_v2_plugins", None)

@@ -2,7 +2,7 @@
 
 Registered only through the ``zarrpy.codecs`` entry-point group (see
 ``pyproject.toml``); zarrpy imports this module the first time it meets the
-codec name ``example.xor``. Configuration: ``{"key": <int 0..255>}``
+codec name ``example.xor`` (or, in Zarr V2 metadata, the id ``example-xor``). Configuration: ``{"key": <int 0..255>}``
 (default 0x5A); the configuration is always written in full.
 
 When the environment variable ``ZARRPY_PLUGIN_EXAMPLE_LOG`` names a file,
@@ -28,6 +28,7 @@ class XorCodec(BytesToBytesCodec):
     """Bytes to bytes: every byte XOR ``key``. Its own inverse."""
 
     name = "example.xor"
+    v2_id = "example-xor"  # Zarr V2: {"id": "example-xor", "key": ...}
     __slots__ = ("key",)
 
     def __init__(self, key: int = 0x5A):
