@@ -3,16 +3,13 @@ found through :func:`zarrpy.codecs.registry.codec_class_for_v2_id`."""
 
 from __future__ import annotations
 
-import sys
-import textwrap
-from importlib.metadata import EntryPoint
 
 import numpy as np
 import pytest
 
 import zarrpy
 from zarrpy.codecs import registry
-from zarrpy.codecs.abc import BytesToBytesCodec, ChunkSpec
+from zarrpy.codecs.abc import BytesToBytesCodec
 from zarrpy.codecs.blosc import BloscCodec
 from zarrpy.codecs.bytes import BytesCodec
 from zarrpy.codecs.crc32c import Crc32cCodec
