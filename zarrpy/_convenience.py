@@ -202,26 +202,11 @@ def array(data: Any, **kwargs: Any) -> Array:
         return from_array({} if store is None else store, data=data, **kwargs)
     if not (hasattr(data, "shape") and hasattr(data, "dtype")):
         data = as_data_array(data)
-    like = _like_args(data, None)
-    like.pop("zarr_format", None)
-    kwargs.setdefault("dtype", like["dtype"] if data.dtype.kind not in "OSUT" else None)
-    kwargs.setdefault("chunks", like.get("chunks"))
-    if kwargs["dtype"] is None:  # strings, bytes: as create_array infers them
-        kwargs.pop("dtype")
-        return _create_with_data(data, kwargs)
+    kwargs.setdefault("dtype", infer_dtype(data))  # text and bytes: variable-length types
+    kwargs.setdefault("chunks", _like_args(data, None).get("chunks"))
     out = create(data.shape, **kwargs)
     _copy(out, data)
     return out
-
-
-def _create_with_data(data: Any, kwargs: dict[str, Any]) -> Array:
-    """Create through create_array's own data= inference (variable-length types)."""
-    store = kwargs.pop("store", None)
-    if "path" in kwargs:
-        kwargs["name"] = kwargs.pop("path")
-    if kwargs.get("chunks") is None:
-        kwargs["chunks"] = "auto"
-    return create_array({} if store is None else store, data=data, **kwargs)
 
 
 def from_array(
