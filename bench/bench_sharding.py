@@ -194,8 +194,8 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
 # -- profile: zarrpy's phases, timed one by one ---------------------------------
 def profile(args: argparse.Namespace) -> None:
     """Time zarrpy's pieces separately on one thread (medians of --repeats)."""
-    from zarrpy.array_bytes import ArrayBytes
-    from zarrpy.byte_range import RangeRequest, SuffixRequest
+    from zarrpy.core.array_bytes import ArrayBytes
+    from zarrpy.core.byte_range import RangeRequest, SuffixRequest
     from zarrpy.codecs.abc import ChunkSpec
     from zarrpy.stores.local import LocalStore
 

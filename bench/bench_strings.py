@@ -156,7 +156,7 @@ def profile(args: argparse.Namespace) -> None:
     by chunk, with the pieces zarrpy itself uses (median of ``--repeats``)."""
     import numcodecs
 
-    from zarrpy.array_bytes import ArrayBytes
+    from zarrpy.core.array_bytes import ArrayBytes
     from zarrpy.codecs.vlen_v2 import decode_interleaved, encode_interleaved
     from zarrpy.codecs.zstd import ZstdCodec
     from zarrpy.stores.local import LocalStore
@@ -229,7 +229,7 @@ class _Spec:
     """Just enough of a ChunkSpec for zstd's decode size limit."""
 
     def __init__(self, n: int) -> None:
-        from zarrpy.dtypes import DataType
+        from zarrpy.core.dtypes import DataType
 
         self.shape = (n,)
         self.dtype = DataType.from_json("string")

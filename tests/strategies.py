@@ -23,10 +23,10 @@ import numpy as np
 from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
 
-from zarrpy.array_bytes import ArrayBytes
+from zarrpy.core.array_bytes import ArrayBytes
 from zarrpy.codecs.abc import ChunkSpec
 from zarrpy.codecs.chain import CodecChain
-from zarrpy.dtypes import DataType
+from zarrpy.core.dtypes import DataType
 
 CORE_DTYPE_NAMES: tuple[str, ...] = (
     "bool",

@@ -1,4 +1,4 @@
-"""The one byte-range coalescer (zarrpy.byte_range): coalesce_ranges and read_coalesced.
+"""The one byte-range coalescer (zarrpy.core.byte_range): coalesce_ranges and read_coalesced.
 
 Its users are the vlen and sharding partial decoders (their request counts are
 pinned in tests/codecs/test_vlen.py and tests/codecs/sharding/); these are the
@@ -14,8 +14,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-import zarrpy.byte_range as byte_range_module
-from zarrpy.byte_range import (
+import zarrpy.core.byte_range as byte_range_module
+from zarrpy.core.byte_range import (
     CoalescedRead,
     RangeRequest,
     ShortRead,

@@ -4,8 +4,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from zarrpy.chunk_grid import RegularChunkGrid
-from zarrpy.chunk_key_encoding import decode_chunk_key, encode_chunk_key
+from zarrpy.core.chunk_grid import RegularChunkGrid
+from zarrpy.metadata.chunk_key_encoding import decode_chunk_key, encode_chunk_key
 from zarrpy.metadata.v3 import ChunkKeyEncodingSpec
 
 

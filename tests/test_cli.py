@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 import zarrpy
-from zarrpy.cli import main
+from zarrpy.tools.cli import main
 
 
 def test_demo_keeps_a_readable_array_in_a_given_directory(tmp_path, capsys):
@@ -129,12 +129,12 @@ def test_unwritable_path_is_one_error_line(tmp_path):
 
 def test_read_only_store_is_one_error_line(tmp_path, capsys, monkeypatch):
     # The CLI opens its own stores writable; a read-only filesystem shows up as PermissionError.
-    import zarrpy.migrate
+    import zarrpy.tools.migrate
 
     def refuse(*args, **kwargs):
         raise PermissionError(13, "Permission denied", str(tmp_path / "ro.zarr"))
 
-    monkeypatch.setattr(zarrpy.migrate, "migrate_v3", refuse)
+    monkeypatch.setattr(zarrpy.tools.migrate, "migrate_v3", refuse)
     assert main(["migrate", str(tmp_path / "ro.zarr")]) == 1
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and err.startswith("zarrpy: error: PermissionError: ")

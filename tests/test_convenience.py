@@ -13,7 +13,7 @@ import numpy as np
 import pytest
 
 import zarrpy
-import zarrpy._convenience as convenience
+import zarrpy.api._convenience as convenience
 from zarrpy.stores.memory import MemoryStore
 
 zarr = pytest.importorskip("zarr")  # zarr-python: the oracle (a test extra)
@@ -56,16 +56,16 @@ def _zarr_reads(path, a):
 
 
 def test_array_and_group_are_callables_and_modules_are_private():
-    import zarrpy._array
-    import zarrpy._group
+    import zarrpy.api._array
+    import zarrpy.api._group
 
     for name in ("array", "group", "create", "zeros", "ones", "full", "empty", "zeros_like", "ones_like",
                  "full_like", "empty_like", "from_array", "open_consolidated"):
         f = getattr(zarrpy, name)
         assert callable(f) and not isinstance(f, type(zarrpy)), name
         assert name in zarrpy.__all__
-    assert zarrpy.Array is zarrpy._array.Array
-    assert zarrpy.Group is zarrpy._group.Group
+    assert zarrpy.Array is zarrpy.api._array.Array
+    assert zarrpy.Group is zarrpy.api._group.Group
     assert isinstance(zarrpy.array([1, 2]), zarrpy.Array)
     assert isinstance(zarrpy.group(), zarrpy.Group)
 

@@ -16,12 +16,12 @@ import warnings
 import numpy as np
 import pytest
 
-from zarrpy._values import from_numpy, to_numpy
-from zarrpy.array_bytes import ArrayBytes
+from zarrpy.pipeline.values import from_numpy, to_numpy
+from zarrpy.core.array_bytes import ArrayBytes
 from zarrpy.codecs.abc import ChunkSpec
 from zarrpy.codecs.chain import CodecChain
-from zarrpy.convert import V2Codecs, v2_data_type, v2_to_v3, v3_codecs_to_v2, v3_to_v2
-from zarrpy.dtypes import DataType
+from zarrpy.pipeline.convert import V2Codecs, v2_data_type, v2_to_v3, v3_codecs_to_v2, v3_to_v2
+from zarrpy.core.dtypes import DataType
 from zarrpy.errors import MetadataError, UnknownCodecError
 from zarrpy.metadata.v2 import ArrayMetadataV2
 from zarrpy.metadata.v3 import ArrayMetadataV3, ChunkKeyEncodingSpec
@@ -533,7 +533,7 @@ def test_vlen_array_chunks_numcodecs_wrote(tmp_path):
 def test_create_array_zarr_format_2_path_writes_what_zarr_python_writes(tmp_path, kwargs, order):
     """The intended create_array(zarr_format=2) path: V3 metadata from the user's
     arguments (with the v2 key encoding), then v3_to_v2."""
-    from zarrpy._create import build_array_metadata
+    from zarrpy.api._create import build_array_metadata
 
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")

@@ -15,7 +15,7 @@ import pytest
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
-from zarrpy.dtypes import DataType
+from zarrpy.core.dtypes import DataType
 from zarrpy.errors import MetadataError, ZarrpyError
 
 INT_TYPES = ["int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64"]

@@ -16,8 +16,8 @@ import numpy as np
 import pytest
 
 import zarrpy
-from zarrpy._info import human_bytes
-from zarrpy.byte_range import ByteRequest
+from zarrpy.api._info import human_bytes
+from zarrpy.core.byte_range import ByteRequest
 from zarrpy.errors import KeyNotFoundError
 from zarrpy.stores import LocalStore, MemoryStore, Store, store_from_url
 

@@ -19,9 +19,9 @@ import numpy as np
 import pytest
 
 import zarrpy
-from zarrpy.cli import main
+from zarrpy.tools.cli import main
 from zarrpy.errors import MetadataError, NodeNotFoundError, ReadOnlyError
-from zarrpy.migrate import MigrationResult, migrate_v3
+from zarrpy.tools.migrate import MigrationResult, migrate_v3
 from zarrpy.stores import LocalStore
 
 zarr = pytest.importorskip("zarr")

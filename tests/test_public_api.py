@@ -133,8 +133,8 @@ def test_array_and_group_are_functions_even_after_importing_every_submodule():
     for name in ("array", "group", "open", "create"):
         value = getattr(zarrpy, name)
         assert inspect.isfunction(value) and not inspect.ismodule(value), f"zarrpy.{name} is {value!r}"
-    assert zarrpy.array is zarrpy._convenience.array
-    assert zarrpy.group is zarrpy._convenience.group
+    assert zarrpy.array is zarrpy.api._convenience.array
+    assert zarrpy.group is zarrpy.api._convenience.group
 
 
 def test_fresh_interpreter_sees_the_same_namespace():

@@ -12,11 +12,11 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
 
-import zarrpy.ragged as ragged_module
-from zarrpy.array_bytes import ArrayBytes
+import zarrpy.core.ragged as ragged_module
+from zarrpy.core.array_bytes import ArrayBytes
 from zarrpy.codecs.vlen_v2 import decode_vlen_array, encode_vlen_array
 from zarrpy.errors import ChunkDecodeError, CodecError
-from zarrpy.ragged import RaggedArray
+from zarrpy.core.ragged import RaggedArray
 
 LISTS = [[1, 2, 3], [], [4], [5, 6]]
 

@@ -7,9 +7,9 @@
 28
 """
 
-from .api import create_array, create_group, open, open_array, open_group
-from ._array import Array
-from ._convenience import (
+from .api._open import create_array, create_group, open, open_array, open_group
+from .api._array import Array
+from .api._convenience import (
     array,
     create,
     empty,
@@ -40,9 +40,9 @@ from .errors import (
     UnknownCodecError,
     ZarrpyError,
 )
-from ._group import Group, consolidate_metadata
-from .migrate import migrate_v3
-from .ragged import RaggedArray
+from .api._group import Group, consolidate_metadata
+from .tools.migrate import migrate_v3
+from .core.ragged import RaggedArray
 
 __version__ = "0.1.0"
 

@@ -1,6 +1,6 @@
 """Helpers shared by the vlen codec tests: Python lists <-> variable ArrayBytes.
 
-Written independently of :mod:`zarrpy.array_bytes`' own conversions so that the
+Written independently of :mod:`zarrpy.core.array_bytes`' own conversions so that the
 tests check the codecs against a second, obvious implementation.
 """
 
@@ -9,9 +9,9 @@ from __future__ import annotations
 import numpy as np
 from hypothesis import strategies as st
 
-from zarrpy.array_bytes import ArrayBytes
+from zarrpy.core.array_bytes import ArrayBytes
 from zarrpy.codecs.abc import ChunkSpec
-from zarrpy.dtypes import DataType
+from zarrpy.core.dtypes import DataType
 
 STRING = DataType.from_json("string")
 BYTES = DataType.from_json("variable_length_bytes")

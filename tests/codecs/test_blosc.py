@@ -18,7 +18,7 @@ from zarrpy.codecs.abc import ChunkSpec
 from zarrpy.codecs.blosc import BloscCodec
 from zarrpy.codecs.chain import CodecChain
 from zarrpy.codecs.registry import codec_from_json
-from zarrpy.dtypes import DataType
+from zarrpy.core.dtypes import DataType
 from zarrpy.errors import ChunkDecodeError, CodecError
 
 AVAILABLE_CNAMES = ["lz4", "lz4hc", "blosclz", "zstd", "zlib"]  # c-blosc in numcodecs has no snappy

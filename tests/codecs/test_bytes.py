@@ -11,11 +11,11 @@ from hypothesis import strategies as st
 
 import zarrpy.codecs.bytes as bytes_module
 from tests.strategies import CORE_DTYPE_NAMES, assert_identical, chain_round_trip, dtypes_and_arrays, shapes, spec_for
-from zarrpy.array_bytes import ArrayBytes
+from zarrpy.core.array_bytes import ArrayBytes
 from zarrpy.codecs.abc import ChunkSpec
 from zarrpy.codecs.bytes import BytesCodec
 from zarrpy.codecs.registry import codec_from_json
-from zarrpy.dtypes import DataType
+from zarrpy.core.dtypes import DataType
 from zarrpy.errors import ChunkDecodeError, CodecError
 
 STRING = DataType("string", np.dtype("O"), True)

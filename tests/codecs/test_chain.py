@@ -15,7 +15,7 @@ from tests.strategies import (
     shapes,
     spec_for,
 )
-from zarrpy.array_bytes import ArrayBytes
+from zarrpy.core.array_bytes import ArrayBytes
 from zarrpy.codecs.abc import ArrayToBytesCodec, ChunkSpec
 from zarrpy.codecs.blosc import BloscCodec
 from zarrpy.codecs.bytes import BytesCodec
@@ -24,7 +24,7 @@ from zarrpy.codecs.crc32c import Crc32cCodec
 from zarrpy.codecs.gzip import GzipCodec
 from zarrpy.codecs.transpose import TransposeCodec
 from zarrpy.codecs.zstd import ZstdCodec
-from zarrpy.dtypes import DataType
+from zarrpy.core.dtypes import DataType
 from zarrpy.errors import ChecksumError, ChunkDecodeError, CodecError, UnknownCodecError
 
 LE = {"name": "bytes", "configuration": {"endian": "little"}}

@@ -11,12 +11,12 @@ from hypothesis import strategies as st
 
 import zarrpy.codecs.crc32c as crc32c_module
 from tests.strategies import assert_identical, chain_round_trip, dtypes_and_arrays, shapes, spec_for
-from zarrpy.array_bytes import ArrayBytes
+from zarrpy.core.array_bytes import ArrayBytes
 from zarrpy.codecs.abc import ChunkSpec
 from zarrpy.codecs.chain import CodecChain
 from zarrpy.codecs.crc32c import Crc32cCodec
 from zarrpy.codecs.registry import codec_from_json
-from zarrpy.dtypes import DataType
+from zarrpy.core.dtypes import DataType
 from zarrpy.errors import ChecksumError, ChunkDecodeError, CodecError
 
 SPEC = ChunkSpec((9,), DataType.from_json("uint8"), 0)

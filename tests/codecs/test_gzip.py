@@ -18,7 +18,7 @@ from zarrpy.codecs.abc import ChunkSpec
 from zarrpy.codecs.chain import CodecChain
 from zarrpy.codecs.gzip import GzipCodec
 from zarrpy.codecs.registry import codec_from_json
-from zarrpy.dtypes import DataType
+from zarrpy.core.dtypes import DataType
 from zarrpy.errors import ChunkDecodeError, CodecError
 
 UINT8 = DataType.from_json("uint8")

@@ -18,7 +18,7 @@ import numpy as np
 import pytest
 
 import zarrpy.codecs.numcodecs as adapter_module
-from zarrpy.array_bytes import ArrayBytes
+from zarrpy.core.array_bytes import ArrayBytes
 from zarrpy.codecs import registry
 from zarrpy.codecs.abc import ArrayToArrayCodec, ArrayToBytesCodec, BytesToBytesCodec, ChunkSpec
 from zarrpy.codecs.chain import CodecChain
@@ -34,7 +34,7 @@ from zarrpy.codecs.numcodecs import (
 from zarrpy.codecs.registry import codec_from_json, get_codec_class
 from zarrpy.codecs.vlen_array import VlenArrayCodec
 from zarrpy.codecs.zstd import ZstdCodec
-from zarrpy.dtypes import DataType
+from zarrpy.core.dtypes import DataType
 from zarrpy.errors import ChunkDecodeError, CodecError, UnknownCodecError
 from zarrpy.metadata.v3 import ArrayMetadataV3
 
@@ -162,7 +162,7 @@ def test_register_codec_can_claim_a_numcodecs_name(monkeypatch):
 
 def test_importing_zarrpy_does_not_import_numcodecs():
     code = (
-        "import sys, zarrpy, zarrpy.convert, zarrpy.metadata.v2, zarrpy.codecs.numcodecs;"
+        "import sys, zarrpy, zarrpy.pipeline.convert, zarrpy.metadata.v2, zarrpy.codecs.numcodecs;"
         "from zarrpy.codecs.registry import get_codec_class; get_codec_class('gzip');"
         "assert 'numcodecs' not in sys.modules, 'early';"
         "get_codec_class('numcodecs.zlib'); assert 'numcodecs' in sys.modules"
@@ -475,7 +475,7 @@ def test_array_to_bytes_adapter(fake_zfpy):
 
 
 def test_array_to_bytes_adapter_in_a_v2_array(fake_zfpy):
-    from zarrpy.convert import v2_to_v3, v3_to_v2
+    from zarrpy.pipeline.convert import v2_to_v3, v3_to_v2
     from zarrpy.metadata.v2 import ArrayMetadataV2
 
     meta = ArrayMetadataV2.from_json({"zarr_format": 2, "shape": [4], "chunks": [4], "dtype": "<f8", "fill_value": 0,

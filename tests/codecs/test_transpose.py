@@ -11,11 +11,11 @@ from hypothesis import strategies as st
 
 import zarrpy.codecs.transpose as transpose_module
 from tests.strategies import assert_identical, chain_round_trip, dtypes_and_arrays, permutations_of, shapes, spec_for
-from zarrpy.array_bytes import ArrayBytes
+from zarrpy.core.array_bytes import ArrayBytes
 from zarrpy.codecs.abc import ChunkSpec
 from zarrpy.codecs.registry import codec_from_json
 from zarrpy.codecs.transpose import TransposeCodec
-from zarrpy.dtypes import DataType
+from zarrpy.core.dtypes import DataType
 from zarrpy.errors import CodecError
 
 STRING = DataType("string", np.dtype("O"), True)

@@ -21,7 +21,7 @@ from zarrpy.codecs.vlen_array import VlenArrayCodec
 from zarrpy.codecs.vlen_v2 import VlenBytesCodec, VlenUtf8Codec, VlenV2Codec
 from zarrpy.codecs.zlib import ZlibCodec
 from zarrpy.codecs.zstd import ZstdCodec
-from zarrpy.dtypes import DataType
+from zarrpy.core.dtypes import DataType
 from zarrpy.errors import CodecError, UnknownCodecError
 
 STRING = DataType.from_json("string")

@@ -22,13 +22,13 @@ from tests.codecs._vlen_helpers import (
     strings,
     variable_chunk,
 )
-from zarrpy.array_bytes import ArrayBytes
-from zarrpy.byte_range import slice_bytes
+from zarrpy.core.array_bytes import ArrayBytes
+from zarrpy.core.byte_range import slice_bytes
 from zarrpy.codecs.abc import ChunkSpec
 from zarrpy.codecs.chain import CodecChain
 from zarrpy.codecs.registry import codec_from_json
 from zarrpy.codecs.vlen import VlenCodec
-from zarrpy.dtypes import DataType
+from zarrpy.core.dtypes import DataType
 from zarrpy.errors import BoundsCheckError, ChecksumError, ChunkDecodeError, CodecError
 
 DEFAULT_CONFIG = {

@@ -24,7 +24,7 @@ from tests.codecs._vlen_helpers import (
     strings,
     variable_chunk,
 )
-from zarrpy.array_bytes import ArrayBytes
+from zarrpy.core.array_bytes import ArrayBytes
 from zarrpy.codecs.abc import ChunkSpec
 from zarrpy.codecs.chain import CodecChain
 from zarrpy.codecs.registry import codec_from_json
@@ -38,7 +38,7 @@ from zarrpy.codecs.vlen_v2 import (
     encode_interleaved,
     encode_vlen_array,
 )
-from zarrpy.dtypes import DataType
+from zarrpy.core.dtypes import DataType
 from zarrpy.errors import ChunkDecodeError, CodecError
 
 CLASSES = {"vlen-utf8": VlenUtf8Codec, "vlen-bytes": VlenBytesCodec, "zarrs.vlen_v2": VlenV2Codec}

@@ -23,7 +23,7 @@ from zarrpy.codecs.abc import ChunkSpec
 from zarrpy.codecs.blosc import BloscCodec
 from zarrpy.codecs.gzip import GzipCodec
 from zarrpy.codecs.zstd import ZstdCodec
-from zarrpy.dtypes import DataType
+from zarrpy.core.dtypes import DataType
 from zarrpy.errors import CodecError
 
 zarr = pytest.importorskip("zarr")  # zarr-python: the oracle (a test extra)

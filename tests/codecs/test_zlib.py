@@ -17,7 +17,7 @@ import zarrpy.codecs.zlib as zlib_module
 from zarrpy.codecs.abc import ChunkSpec
 from zarrpy.codecs.registry import codec_class_for_v2_id, codec_from_json, get_codec_class
 from zarrpy.codecs.zlib import ZlibCodec
-from zarrpy.dtypes import DataType
+from zarrpy.core.dtypes import DataType
 from zarrpy.errors import ChunkDecodeError, CodecError
 
 RAW = bytes(range(256)) * 40 + b"zarrpy" * 100

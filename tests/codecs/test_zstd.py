@@ -18,7 +18,7 @@ from tests.strategies import assert_identical, chain_round_trip, dtypes_and_arra
 from zarrpy.codecs.abc import ChunkSpec
 from zarrpy.codecs.registry import codec_from_json
 from zarrpy.codecs.zstd import ZstdCodec
-from zarrpy.dtypes import DataType
+from zarrpy.core.dtypes import DataType
 from zarrpy.errors import ChunkDecodeError, CodecError
 
 UINT8 = DataType.from_json("uint8")

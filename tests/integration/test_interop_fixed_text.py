@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 import zarrpy
-import zarrpy.dtypes
+import zarrpy.core.dtypes
 
 pytestmark = pytest.mark.integration
 zarr = pytest.importorskip("zarr")
@@ -44,4 +44,4 @@ def test_fixed_length_fill_values_are_checked():
     with pytest.raises(zarrpy.MetadataError, match="fill_value"):
         zarrpy.create_array({}, shape=(2,), dtype="<U2", fill_value=5)
     with pytest.raises(zarrpy.MetadataError, match="length_bytes"):
-        zarrpy.dtypes.DataType.from_json({"name": "fixed_length_utf32", "configuration": {"length_bytes": 6}})
+        zarrpy.core.dtypes.DataType.from_json({"name": "fixed_length_utf32", "configuration": {"length_bytes": 6}})

@@ -41,7 +41,7 @@ import pytest
 import zarrpy
 from zarrpy.codecs.abc import ChunkSpec
 from zarrpy.codecs.sharding import ShardingCodec
-from zarrpy.dtypes import DataType
+from zarrpy.core.dtypes import DataType
 
 zarr = pytest.importorskip("zarr")
 ts = pytest.importorskip("tensorstore")

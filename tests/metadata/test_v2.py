@@ -419,7 +419,7 @@ def test_attributes_that_are_not_json_are_refused_on_write():
 def test_unknown_numcodecs_id_parses_here_and_fails_in_the_conversion():
     # Metadata does not know the codec registry (layer L1); the conversion,
     # which builds the codecs, names the field.
-    from zarrpy.convert import v2_to_v3
+    from zarrpy.pipeline.convert import v2_to_v3
 
     meta = ArrayMetadataV2.from_json(doc(compressor={"id": "no-such-codec", "level": 1}))
     assert meta.compressor == {"id": "no-such-codec", "level": 1}

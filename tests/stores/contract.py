@@ -19,7 +19,7 @@ from concurrent.futures import ThreadPoolExecutor
 
 import pytest
 
-from zarrpy.byte_range import ByteRequest, OffsetRequest, RangeRequest, SuffixRequest
+from zarrpy.core.byte_range import ByteRequest, OffsetRequest, RangeRequest, SuffixRequest
 from zarrpy.errors import InvalidKeyError, KeyNotFoundError, ReadOnlyError
 from zarrpy.stores.abc import Store
 

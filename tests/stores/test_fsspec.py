@@ -8,7 +8,7 @@ from pathlib import Path
 import fsspec
 import pytest
 
-from zarrpy.byte_range import OffsetRequest, RangeRequest, SuffixRequest
+from zarrpy.core.byte_range import OffsetRequest, RangeRequest, SuffixRequest
 from zarrpy.errors import StoreError
 from zarrpy.stores import FsspecStore
 

@@ -22,7 +22,7 @@ import pytest
 
 aiohttp = pytest.importorskip("aiohttp")
 
-from zarrpy.byte_range import ByteRequest, RangeRequest, SuffixRequest  # noqa: E402
+from zarrpy.core.byte_range import ByteRequest, RangeRequest, SuffixRequest  # noqa: E402
 from zarrpy.errors import ReadOnlyError  # noqa: E402
 from zarrpy.stores import FsspecStore, store_from_url  # noqa: E402
 

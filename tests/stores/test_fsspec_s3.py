@@ -18,7 +18,7 @@ moto_server = pytest.importorskip("moto.server")
 
 import s3fs  # noqa: E402
 
-from zarrpy.byte_range import RangeRequest, SuffixRequest  # noqa: E402
+from zarrpy.core.byte_range import RangeRequest, SuffixRequest  # noqa: E402
 from zarrpy.stores import FsspecStore, store_from_url  # noqa: E402
 
 from .contract import StoreContract  # noqa: E402

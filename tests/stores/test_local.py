@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from zarrpy.byte_range import RangeRequest, SuffixRequest
+from zarrpy.core.byte_range import RangeRequest, SuffixRequest
 from zarrpy.errors import InvalidKeyError, StoreError
 from zarrpy.stores import LocalStore
 

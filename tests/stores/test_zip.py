@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 
 import zarrpy
-from zarrpy.byte_range import OffsetRequest, RangeRequest, SuffixRequest
+from zarrpy.core.byte_range import OffsetRequest, RangeRequest, SuffixRequest
 from zarrpy.errors import KeyNotFoundError, ReadOnlyError, StoreError
 from zarrpy.stores import FsspecStore, LocalStore, ZipStore, store_from_url
 

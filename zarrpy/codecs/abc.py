@@ -27,10 +27,10 @@ from typing import Any, ClassVar, Mapping, Protocol, Sequence
 
 import numpy as np
 
-from .._typing import Shape
-from ..array_bytes import ArrayBytes
-from ..byte_range import ByteRequest
-from ..dtypes import DataType
+from ..core._typing import Shape
+from ..core.array_bytes import ArrayBytes
+from ..core.byte_range import ByteRequest
+from ..core.dtypes import DataType
 from ..errors import CodecError
 from ._config import check_keys
 

@@ -43,7 +43,7 @@ from typing import Any, Mapping
 
 import numpy as np
 
-from ..dtypes import DataType
+from ..core.dtypes import DataType
 from ..errors import ChunkDecodeError, CodecError
 from ._config import check_any_int, check_choice, check_int, check_keys, clamp
 from ._limits import max_decoded_nbytes

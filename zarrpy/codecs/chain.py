@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Any, Iterable, Mapping, Sequence
 
-from ..array_bytes import ArrayBytes
+from ..core.array_bytes import ArrayBytes
 from ..errors import ChunkDecodeError, CodecError
 from .abc import ArrayToArrayCodec, ArrayToBytesCodec, BytesToBytesCodec, ChunkSpec, Codec
 from .registry import codec_from_json

@@ -69,8 +69,8 @@ from typing import Any, ClassVar, Mapping
 
 import numpy as np
 
-from ..array_bytes import ArrayBytes
-from ..dtypes import DataType
+from ..core.array_bytes import ArrayBytes
+from ..core.dtypes import DataType
 from ..errors import ChunkDecodeError, CodecError, MetadataError, UnknownCodecError
 from ._limits import max_decoded_nbytes
 from .abc import ArrayToArrayCodec, ArrayToBytesCodec, BytesToBytesCodec, ChunkSpec, Codec

@@ -16,7 +16,7 @@ from typing import Any, Mapping
 
 import numpy as np
 
-from ..array_bytes import ArrayBytes
+from ..core.array_bytes import ArrayBytes
 from ..errors import CodecError
 from ._config import check_keys
 from .abc import ArrayToArrayCodec, ChunkSpec

@@ -37,9 +37,9 @@ from typing import Any, Callable, Mapping, Sequence
 
 import numpy as np
 
-from ..array_bytes import ArrayBytes
-from ..byte_range import ByteRequest, RangeRequest, ShortRead, SuffixRequest, read_coalesced
-from ..dtypes import DataType
+from ..core.array_bytes import ArrayBytes
+from ..core.byte_range import ByteRequest, RangeRequest, ShortRead, SuffixRequest, read_coalesced
+from ..core.dtypes import DataType
 from ..errors import BoundsCheckError, ChunkDecodeError, CodecError
 from ._config import check_choice, check_keys
 from .abc import ArrayToBytesCodec, ChunkSpec

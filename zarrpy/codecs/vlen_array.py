@@ -8,15 +8,15 @@ V3 name: ``numcodecs.vlen-array`` (also zarrs'
 The interleaved layout of :mod:`zarrpy.codecs.vlen_v2` (``[n: u32]`` then per
 element ``[nbytes: u32][bytes]``), where each element is a vector of the
 configured numeric ``dtype`` in that dtype's byte order. Decoded chunks are
-variable-form :class:`~zarrpy.array_bytes.ArrayBytes` whose element bytes are
+variable-form :class:`~zarrpy.core.array_bytes.ArrayBytes` whose element bytes are
 *little-endian* (the pipeline's form for ragged numbers); turning them into a
-:class:`~zarrpy.ragged.RaggedArray` is the array layer's job.
+:class:`~zarrpy.core.ragged.RaggedArray` is the array layer's job.
 
 **Configuration.** ``{"dtype": "<i2"}`` (the numcodecs V2 ``dtype``, kept
 verbatim). zarrs writes an empty configuration and takes the element type from
 a ragged data type; zarrpy has no such data type yet, so ``dtype`` is required
 here. Until it has one, arrays of this codec use the ``variable_length_bytes``
-data type as a stand-in (see :mod:`zarrpy.convert`).
+data type as a stand-in (see :mod:`zarrpy.pipeline.convert`).
 
 >>> VlenArrayCodec.from_config({"dtype": "<i2"}).to_json()
 {'name': 'numcodecs.vlen-array', 'configuration': {'dtype': '<i2'}}
@@ -28,8 +28,8 @@ from typing import Any, Mapping
 
 import numpy as np
 
-from ..array_bytes import ArrayBytes
-from ..dtypes import DataType
+from ..core.array_bytes import ArrayBytes
+from ..core.dtypes import DataType
 from ..errors import CodecError
 from ._config import check_keys
 from .abc import ArrayToBytesCodec, ChunkSpec

@@ -40,9 +40,9 @@ from typing import Any, Mapping
 
 import numpy as np
 
-from .._typing import Shape
-from ..array_bytes import ArrayBytes
-from ..dtypes import DataType
+from ..core._typing import Shape
+from ..core.array_bytes import ArrayBytes
+from ..core.dtypes import DataType
 from ..errors import ChunkDecodeError, CodecError
 from ._config import check_keys
 from .abc import ArrayToBytesCodec, ChunkSpec

@@ -36,7 +36,7 @@ from typing import Any, Mapping
 
 import zstandard
 
-from ..dtypes import DataType
+from ..core.dtypes import DataType
 from ..errors import ChunkDecodeError, CodecError
 from ._config import check_any_int, check_int, check_keys, clamp
 from ._limits import max_decoded_nbytes

@@ -14,7 +14,7 @@ from typing import Any
 
 import numpy as np
 
-from ..dtypes import parse_int as _parse_int
+from ..core.dtypes import parse_int as _parse_int
 from ..errors import MetadataError
 from ._parse import parse_shape
 

@@ -5,7 +5,7 @@ write are in ZARR-FORMAT-NOTES.md §1, §5, §11-§14.
 
 This module only describes documents. Codecs stay as their V2 JSON objects
 (``{"id": ..., ...}``); turning V2 metadata into the one V3 codec list that the
-pipeline runs is :mod:`zarrpy.convert`'s job (layer L4), so nothing here
+pipeline runs is :mod:`zarrpy.pipeline.convert`'s job (layer L4), so nothing here
 imports a codec or numcodecs.
 
 **Reading is lenient** where peers are known to differ: only ``zarr_format``,
@@ -22,7 +22,7 @@ endian). Accepted: ``|b1``; ``i``/``u`` of 1, 2, 4, 8 bytes; ``f`` of 2, 4,
 at least one item; ``|O``; structured lists ``[[name, typestr(, shape)], ...]``
 of those (no objects inside). Extended precision (``f16``, ``c32``) and
 anything numpy cannot read are refused. Whether zarrpy can *store* a parsed
-type is :mod:`zarrpy.convert`'s question: today S, U, M, m and structured
+type is :mod:`zarrpy.pipeline.convert`'s question: today S, U, M, m and structured
 types parse here but have no zarrpy data type yet.
 
 **Object arrays** (``|O``) need an object codec in ``filters`` or as the

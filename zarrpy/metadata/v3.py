@@ -10,7 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from ..dtypes import DataType
+from ..core.dtypes import DataType
 from ..errors import MetadataError
 from ._parse import (
     dump_json_document,

@@ -16,7 +16,7 @@ from __future__ import annotations
 from abc import ABC, abstractmethod
 from typing import Iterable, Iterator, Sequence
 
-from ..byte_range import ByteRequest
+from ..core.byte_range import ByteRequest
 from ..errors import InvalidKeyError, KeyNotFoundError, ReadOnlyError
 
 READ_ONLY_HINT = ("it was opened with mode='r' (zarrpy.open_array's default) or read_only=True; "

@@ -52,7 +52,7 @@ from fsspec.core import url_to_fs
 from fsspec.implementations.local import LocalFileSystem
 from fsspec.implementations.zip import ZipFileSystem
 
-from ..byte_range import ByteRequest, OffsetRequest, RangeRequest, SuffixRequest
+from ..core.byte_range import ByteRequest, OffsetRequest, RangeRequest, SuffixRequest
 from ..errors import KeyNotFoundError, ReadOnlyError, StoreError
 from .abc import Store, validate_key, validate_prefix
 

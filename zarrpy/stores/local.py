@@ -28,7 +28,7 @@ import uuid
 from pathlib import Path
 from typing import Iterator
 
-from ..byte_range import ByteRequest, OffsetRequest, RangeRequest, SuffixRequest
+from ..core.byte_range import ByteRequest, OffsetRequest, RangeRequest, SuffixRequest
 from ..errors import KeyNotFoundError, StoreError
 from .abc import Store, validate_key, validate_prefix
 

@@ -17,7 +17,7 @@ from __future__ import annotations
 import threading
 from typing import Any, Iterator, MutableMapping
 
-from ..byte_range import ByteRequest, SuffixRequest, slice_bytes
+from ..core.byte_range import ByteRequest, SuffixRequest, slice_bytes
 from ..errors import KeyNotFoundError
 from .abc import Store, validate_key, validate_prefix
 

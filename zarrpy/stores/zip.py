@@ -41,7 +41,7 @@ import zipfile
 from pathlib import Path
 from typing import Any, Iterator, Literal
 
-from ..byte_range import ByteRequest, OffsetRequest, RangeRequest, SuffixRequest
+from ..core.byte_range import ByteRequest, OffsetRequest, RangeRequest, SuffixRequest
 from ..errors import KeyNotFoundError, ReadOnlyError, StoreError
 from .abc import Store, validate_key, validate_prefix
 

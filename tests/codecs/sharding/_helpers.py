@@ -16,11 +16,11 @@ from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
 
 from tests.strategies import core_dtypes
-from zarrpy.array_bytes import ArrayBytes
-from zarrpy.byte_range import RangeRequest, SuffixRequest, slice_bytes
+from zarrpy.core.array_bytes import ArrayBytes
+from zarrpy.core.byte_range import RangeRequest, SuffixRequest, slice_bytes
 from zarrpy.codecs.abc import ChunkSpec
 from zarrpy.codecs.sharding import ShardingCodec
-from zarrpy.dtypes import DataType
+from zarrpy.core.dtypes import DataType
 
 LE = {"name": "bytes", "configuration": {"endian": "little"}}
 CRC = {"name": "crc32c"}

@@ -34,12 +34,12 @@ from tests.codecs.sharding._helpers import (
     strings,
 )
 from tests.strategies import assert_identical, core_dtypes
-from zarrpy.array_bytes import ArrayBytes
+from zarrpy.core.array_bytes import ArrayBytes
 from zarrpy.codecs.abc import ChunkSpec
 from zarrpy.codecs.chain import CodecChain
 from zarrpy.codecs.registry import codec_from_json, get_codec_class
 from zarrpy.codecs.sharding import ShardingCodec
-from zarrpy.dtypes import DataType
+from zarrpy.core.dtypes import DataType
 from zarrpy.errors import ChecksumError, ChunkDecodeError, CodecError
 
 DEFAULT_CONFIG = {

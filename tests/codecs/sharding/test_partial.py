@@ -28,7 +28,7 @@ from tests.codecs.sharding._helpers import (
     touched_chunks,
 )
 from tests.strategies import assert_identical, core_dtypes
-from zarrpy.byte_range import RangeRequest, SuffixRequest
+from zarrpy.core.byte_range import RangeRequest, SuffixRequest
 from zarrpy.codecs.abc import ChunkSpec
 from zarrpy.codecs.chain import CodecChain
 from zarrpy.codecs.sharding import ShardPartialDecoder

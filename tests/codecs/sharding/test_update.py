@@ -31,7 +31,7 @@ from tests.codecs.sharding._helpers import (
     touched_chunks,
 )
 from tests.strategies import assert_identical, core_dtypes
-from zarrpy.array_bytes import ArrayBytes
+from zarrpy.core.array_bytes import ArrayBytes
 from zarrpy.codecs.abc import ChunkSpec
 from zarrpy.errors import ChecksumError, CodecError
 

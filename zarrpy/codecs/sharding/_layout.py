@@ -14,8 +14,8 @@ from typing import Any, Iterable
 
 import numpy as np
 
-from ..._typing import Shape
-from ...array_bytes import ArrayBytes
+from ...core._typing import Shape
+from ...core.array_bytes import ArrayBytes
 from ...errors import ChunkDecodeError, CodecError
 from ..abc import ChunkSpec
 from ..chain import BoundChain
@@ -207,7 +207,7 @@ class ShardLayout:
 
 
 def normalise_selection(selection: Any) -> tuple[Any, ...]:
-    """Per-dimension shard selection for :class:`~zarrpy.indexing.OrthogonalIndexer`:
+    """Per-dimension shard selection for :class:`~zarrpy.core.indexing.OrthogonalIndexer`:
     an integer becomes a length-1 array, so that no dimension is dropped."""
     if not isinstance(selection, tuple):
         selection = tuple(selection) if isinstance(selection, list) else (selection,)

@@ -35,9 +35,9 @@ from typing import Any, Mapping, Sequence
 
 import numpy as np
 
-from ...array_bytes import ArrayBytes
+from ...core.array_bytes import ArrayBytes
 from ...errors import CodecError
-from ...indexing import OrthogonalIndexer
+from ...core.indexing import OrthogonalIndexer
 from .._config import check_choice, check_keys
 from ..abc import ArrayToBytesCodec, ChunkSpec
 from ..chain import BoundChain, CodecChain

@@ -20,9 +20,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..._typing import Shape
-from ...array_bytes import ArrayBytes
-from ...dtypes import DataType
+from ...core._typing import Shape
+from ...core.array_bytes import ArrayBytes
+from ...core.dtypes import DataType
 from ...errors import ChunkDecodeError, CodecError
 from ..abc import ChunkSpec
 from ..chain import BoundChain

@@ -19,10 +19,10 @@ from typing import Any, Sequence
 
 import numpy as np
 
-from ...array_bytes import ArrayBytes
-from ...byte_range import RangeRequest, ShortRead, SuffixRequest, read_coalesced
+from ...core.array_bytes import ArrayBytes
+from ...core.byte_range import RangeRequest, ShortRead, SuffixRequest, read_coalesced
 from ...errors import ChunkDecodeError
-from ...indexing import OrthogonalIndexer
+from ...core.indexing import OrthogonalIndexer
 from ._layout import ShardLayout, fill_variable, gather_variable, normalise_selection
 from .index import NAME, ShardIndex
 

@@ -12,8 +12,8 @@ Keys are relative to the node; the array layer joins them to its path.
 
 from __future__ import annotations
 
-from ._typing import ChunkCoords
-from .metadata.v3 import ChunkKeyEncodingSpec
+from ..core._typing import ChunkCoords
+from .v3 import ChunkKeyEncodingSpec
 
 
 def encode_chunk_key(spec: ChunkKeyEncodingSpec, coords: ChunkCoords) -> str:

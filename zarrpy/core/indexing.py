@@ -23,7 +23,7 @@ from typing import Any, Iterator
 import numpy as np
 
 from ._typing import ChunkCoords, Shape
-from .errors import BoundsCheckError, SelectionError
+from ..errors import BoundsCheckError, SelectionError
 
 
 @dataclass(frozen=True, slots=True)

@@ -11,12 +11,12 @@ from typing import Any
 
 import numpy as np
 
-from ._typing import Shape
-from .array_bytes import ArrayBytes
-from .dtypes import DataType
-from .errors import CodecError, SelectionError
-from .metadata.v3 import ArrayMetadataV3
-from .ragged import RaggedArray
+from ..core._typing import Shape
+from ..core.array_bytes import ArrayBytes
+from ..core.dtypes import DataType
+from ..errors import CodecError, SelectionError
+from ..metadata.v3 import ArrayMetadataV3
+from ..core.ragged import RaggedArray
 
 
 def coerce_value(value: Any, data_type: DataType, shape: Shape) -> np.ndarray:

@@ -15,9 +15,9 @@ from ._array import Array
 from ._create import create_array_at, node_exists
 from ._group import Group
 from ._node import ARRAY_METADATA, location, normalize_path, read_node
-from .errors import NodeExistsError, NodeNotFoundError
-from .stores import store_from_url
-from .stores.abc import Store
+from ..errors import NodeExistsError, NodeNotFoundError
+from ..stores import store_from_url
+from ..stores.abc import Store
 
 _MODES = ("r", "r+", "a", "w", "w-")
 
@@ -141,7 +141,7 @@ def open_group(
     questions from the group's consolidated metadata when it has some, False
     ignores it and reads the live hierarchy, True requires it (MetadataError
     if there is none). Consolidated metadata is a snapshot: see
-    :mod:`zarrpy.consolidated`. Opening costs one batched store request.
+    :mod:`zarrpy.api.consolidated`. Opening costs one batched store request.
     """
     _check_mode(mode)
     _check_format(zarr_format)

@@ -16,19 +16,19 @@ import numpy as np
 
 from ._array import Array
 from ._node import METADATA_KEY, NODE_KEYS, join_key, location, write_metadata
-from .convert import v3_to_v2
-from .codecs.abc import ArrayToArrayCodec, ArrayToBytesCodec, BytesToBytesCodec, ChunkSpec, Codec
-from .codecs.aliases import CODEC_ALIASES
-from .codecs.chain import CodecChain
-from .codecs.registry import codec_from_json
-from .codecs.user_forms import codec_from_any
-from .codecs.vlen_array import VlenArrayCodec
-from .dtypes import DataType
-from .errors import CodecError, MetadataError, NodeExistsError
-from .metadata._parse import parse_json_document, parse_shape
-from .metadata.v2 import ArrayMetadataV2, GroupMetadataV2
-from .metadata.v3 import ArrayMetadataV3, ChunkKeyEncodingSpec, GroupMetadataV3
-from .stores.abc import Store
+from ..pipeline.convert import v3_to_v2
+from ..codecs.abc import ArrayToArrayCodec, ArrayToBytesCodec, BytesToBytesCodec, ChunkSpec, Codec
+from ..codecs.aliases import CODEC_ALIASES
+from ..codecs.chain import CodecChain
+from ..codecs.registry import codec_from_json
+from ..codecs.user_forms import codec_from_any
+from ..codecs.vlen_array import VlenArrayCodec
+from ..core.dtypes import DataType
+from ..errors import CodecError, MetadataError, NodeExistsError
+from ..metadata._parse import parse_json_document, parse_shape
+from ..metadata.v2 import ArrayMetadataV2, GroupMetadataV2
+from ..metadata.v3 import ArrayMetadataV3, ChunkKeyEncodingSpec, GroupMetadataV3
+from ..stores.abc import Store
 
 # Target uncompressed chunk size for chunks="auto" (zarr-python aims for ~1 MiB too).
 _AUTO_CHUNK_NBYTES = 1 << 20
@@ -276,7 +276,7 @@ def _build_codecs(
 
     ``filters`` may also be V2-style numcodecs filters (:func:`_split_filters`).
     """
-    from .codecs.bytes import BytesCodec
+    from ..codecs.bytes import BytesCodec
 
     itemsize = data_type.itemsize or 1  # what zarr-python fills tunable settings in with
     array_filters, serializer, bytes_filters = _split_filters(

@@ -17,9 +17,10 @@ from typing import Any
 
 import numpy as np
 
-from . import __version__, api
-from ._array import Array
-from .errors import ZarrpyError
+from .. import __version__
+from .. import api
+from ..api._array import Array
+from ..errors import ZarrpyError
 
 DESCRIPTION = """\
 Create, inspect and convert Zarr (V2 and V3) arrays and groups.
@@ -118,7 +119,7 @@ def _migrate(target: str, path: str | None, remove_v2: bool) -> int:
 
 
 def _consolidate(target: str, path: str | None) -> int:
-    from . import consolidate_metadata
+    from .. import consolidate_metadata
 
     group = consolidate_metadata(target, path=path)
     where = "zarr.json (consolidated_metadata)" if group.zarr_format == 3 else ".zmetadata"

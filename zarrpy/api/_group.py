@@ -21,7 +21,7 @@ from ._node import (
     write_metadata,
 )
 from ._array import Array
-from .dtypes import DataType
+from ..core.dtypes import DataType
 from ._info import GroupInfo
 from .consolidated import (
     CONSOLIDATED_MEMBER,
@@ -30,17 +30,17 @@ from .consolidated import (
     load_consolidated,
     parse_consolidated_v3,
 )
-from .errors import MetadataError, NodeExistsError, NodeNotFoundError, ReadOnlyError
-from .metadata.v2 import ArrayMetadataV2, GroupMetadataV2, dump_consolidated_v2
-from .metadata.v3 import GroupMetadataV3
-from .stores import store_from_url
-from .stores.abc import READ_ONLY_HINT, Store
+from ..errors import MetadataError, NodeExistsError, NodeNotFoundError, ReadOnlyError
+from ..metadata.v2 import ArrayMetadataV2, GroupMetadataV2, dump_consolidated_v2
+from ..metadata.v3 import GroupMetadataV3
+from ..stores import store_from_url
+from ..stores.abc import READ_ONLY_HINT, Store
 
 
 class Group(Node):
     """A Zarr group. ``g["a/b"]`` opens a member; ``g.create_array(...)`` adds one.
 
-    A group opened from consolidated metadata (see :mod:`zarrpy.consolidated`)
+    A group opened from consolidated metadata (see :mod:`zarrpy.api.consolidated`)
     answers ``g[name]``, ``name in g``, :meth:`members` and :meth:`tree` for
     its whole hierarchy from that snapshot, without store requests; child
     groups get the part of the snapshot below them. Creating a member through
@@ -70,7 +70,7 @@ class Group(Node):
     @classmethod
     def _from_metadata(cls, store: Store, path: str, metadata: AnyMetadata, zmetadata: bytes | None, *,
                        read_only: bool, use_consolidated: bool | None) -> Group:
-        """The group for documents :func:`~zarrpy._node.read_node` returned."""
+        """The group for documents :func:`~zarrpy.api._node.read_node` returned."""
         if use_consolidated not in (None, True, False):
             raise ValueError(f"use_consolidated must be None, True or False, got {use_consolidated!r}")
         if isinstance(metadata, ARRAY_METADATA):

@@ -42,10 +42,10 @@ from collections.abc import Mapping
 from typing import Any, Iterator
 
 from ._node import ZMETADATA_KEY, AnyMetadata, join_key, normalize_path
-from .errors import MetadataError
-from .metadata._parse import parse_json_document
-from .metadata.v2 import GroupMetadataV2, parse_consolidated_v2
-from .metadata.v3 import ArrayMetadataV3, GroupMetadataV3
+from ..errors import MetadataError
+from ..metadata._parse import parse_json_document
+from ..metadata.v2 import GroupMetadataV2, parse_consolidated_v2
+from ..metadata.v3 import ArrayMetadataV3, GroupMetadataV3
 
 CONSOLIDATED_MEMBER = "consolidated_metadata"
 """The member of a V3 group's ``zarr.json`` that holds inline consolidated metadata."""

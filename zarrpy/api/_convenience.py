@@ -18,10 +18,10 @@ import numpy as np
 from ._array import Array
 from ._group import Group
 from ._create import as_data_array, compressors_argument, infer_dtype, user_shape
-from .api import create_array, open_group
-from .codecs.abc import ArrayToArrayCodec, ArrayToBytesCodec, BytesToBytesCodec
-from .codecs.user_forms import codec_from_any
-from .dtypes import DataType
+from ._open import create_array, open_group
+from ..codecs.abc import ArrayToArrayCodec, ArrayToBytesCodec, BytesToBytesCodec
+from ..codecs.user_forms import codec_from_any
+from ..core.dtypes import DataType
 
 # A copy between arrays moves at most about this many bytes per step.
 _COPY_STEP_NBYTES = 64 << 20

@@ -64,13 +64,13 @@ from typing import Any, NamedTuple, Sequence
 
 import numpy as np
 
-from .codecs.abc import ArrayToArrayCodec, ArrayToBytesCodec, BytesToBytesCodec, ChunkSpec, Codec
-from .codecs.chain import CodecChain
-from .codecs.registry import codec_class_for_v2_id, codec_from_json
-from .dtypes import DataType
-from .errors import CodecError, MetadataError
-from .metadata.v2 import OBJECT_CODEC_IDS, ArrayMetadataV2, dtype_to_json_v2, find_object_codec
-from .metadata.v3 import ArrayMetadataV3, ChunkKeyEncodingSpec
+from ..codecs.abc import ArrayToArrayCodec, ArrayToBytesCodec, BytesToBytesCodec, ChunkSpec, Codec
+from ..codecs.chain import CodecChain
+from ..codecs.registry import codec_class_for_v2_id, codec_from_json
+from ..core.dtypes import DataType
+from ..errors import CodecError, MetadataError
+from ..metadata.v2 import OBJECT_CODEC_IDS, ArrayMetadataV2, dtype_to_json_v2, find_object_codec
+from ..metadata.v3 import ArrayMetadataV3, ChunkKeyEncodingSpec
 
 _BLOSC_SHUFFLE = {0: "noshuffle", 1: "shuffle", 2: "bitshuffle"}
 # numcodecs' blosc defaults, for the round-trip guard (:func:`_same`)
@@ -254,8 +254,8 @@ def v3_codecs_to_v2(
     """
     # the two codecs that are V2 structure, not V2 codecs (imported here: zarrpy
     # imports no codec module until one is used)
-    from .codecs.bytes import BytesCodec
-    from .codecs.transpose import TransposeCodec
+    from ..codecs.bytes import BytesCodec
+    from ..codecs.transpose import TransposeCodec
 
     objs: list[Codec] = []
     for i, c in enumerate(codecs):

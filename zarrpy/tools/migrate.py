@@ -1,7 +1,7 @@
 """Migrate a Zarr V2 hierarchy to V3 by writing metadata only: no chunk is read or rewritten.
 
 For every V2 array and group in the hierarchy, :func:`migrate_v3` writes a V3
-``zarr.json`` beside the V2 documents: exactly :func:`zarrpy.convert.v2_to_v3`
+``zarr.json`` beside the V2 documents: exactly :func:`zarrpy.pipeline.convert.v2_to_v3`
 of the array, serialised (so the ``v2`` chunk key encoding with the V2
 ``dimension_separator`` keeps every chunk key; ``transpose`` stands for order
 F; ``vlen-utf8`` / ``vlen-bytes`` / ``numcodecs.vlen-array`` for object
@@ -35,7 +35,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from ._node import (
+from ..api._node import (
     METADATA_KEY,
     NOT_CHILDREN,
     V2_KEYS,
@@ -45,13 +45,13 @@ from ._node import (
     location,
     normalize_path,
 )
-from .codecs.registry import codec_from_json
-from .consolidated import CONSOLIDATED_MEMBER, consolidated_member_v3
-from .convert import v2_to_v3
-from .errors import CodecError, MetadataError, NodeNotFoundError, ReadOnlyError
-from .metadata.v2 import ArrayMetadataV2, parse_node_metadata_v2
-from .metadata.v3 import ArrayMetadataV3, GroupMetadataV3, parse_node_metadata
-from .stores.abc import READ_ONLY_HINT, Store
+from ..codecs.registry import codec_from_json
+from ..api.consolidated import CONSOLIDATED_MEMBER, consolidated_member_v3
+from ..pipeline.convert import v2_to_v3
+from ..errors import CodecError, MetadataError, NodeNotFoundError, ReadOnlyError
+from ..metadata.v2 import ArrayMetadataV2, parse_node_metadata_v2
+from ..metadata.v3 import ArrayMetadataV3, GroupMetadataV3, parse_node_metadata
+from ..stores.abc import READ_ONLY_HINT, Store
 
 _KEYS = (METADATA_KEY, *V2_KEYS, ZMETADATA_KEY)
 _V2_DOCUMENTS = (*V2_KEYS, ZMETADATA_KEY)
@@ -141,7 +141,7 @@ def _target(node_or_path: Any, path: str | None, storage_options: dict[str, Any]
     if isinstance(node_or_path, Node):
         base = node_or_path.path
         return node_or_path.store, join_key(base, normalize_path(path)) if path else base, node_or_path.read_only
-    from .stores import store_from_url
+    from ..stores import store_from_url
 
     return store_from_url(node_or_path, storage_options=storage_options), normalize_path(path), False
 

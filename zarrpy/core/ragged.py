@@ -11,7 +11,7 @@ numpy object array holding one small array per element, a RaggedArray keeps
   ``values[offsets[i]:offsets[i+1]]``.
 
 This is the Arrow "list" layout, and the variable form of
-:class:`~zarrpy.array_bytes.ArrayBytes` with offsets divided by the item
+:class:`~zarrpy.core.array_bytes.ArrayBytes` with offsets divided by the item
 size, so converting between the two is vectorised (no per-element loop):
 :meth:`RaggedArray.from_array_bytes` and :meth:`RaggedArray.to_array_bytes`.
 
@@ -70,7 +70,7 @@ import numpy as np
 
 from ._typing import Shape
 from .array_bytes import ArrayBytes
-from .errors import ChunkDecodeError, CodecError
+from ..errors import ChunkDecodeError, CodecError
 
 _REPR_ITEMS = 6  # elements shown by repr before "..."
 _REPR_VALUES = 8  # values shown per element

@@ -5,10 +5,10 @@ from __future__ import annotations
 from collections.abc import MutableMapping
 from typing import Any, Callable, Iterator
 
-from .errors import MetadataError, NodeNotFoundError, ReadOnlyError
-from .metadata.v2 import ArrayMetadataV2, GroupMetadataV2, parse_node_metadata_v2
-from .metadata.v3 import ArrayMetadataV3, GroupMetadataV3, parse_node_metadata
-from .stores.abc import READ_ONLY_HINT, Store
+from ..errors import MetadataError, NodeNotFoundError, ReadOnlyError
+from ..metadata.v2 import ArrayMetadataV2, GroupMetadataV2, parse_node_metadata_v2
+from ..metadata.v3 import ArrayMetadataV3, GroupMetadataV3, parse_node_metadata
+from ..stores.abc import READ_ONLY_HINT, Store
 
 METADATA_KEY = "zarr.json"
 V2_KEYS = (".zarray", ".zgroup", ".zattrs")

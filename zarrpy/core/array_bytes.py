@@ -16,7 +16,7 @@ from __future__ import annotations
 import numpy as np
 
 from ._typing import Shape
-from .errors import CodecError
+from ..errors import CodecError
 
 
 class ArrayBytes:

@@ -15,27 +15,27 @@ import numpy as np
 
 from ._info import ArrayInfo
 from ._node import ARRAY_METADATA, Node, join_key, location, read_metadata
-from .convert import v2_to_v3
-from .metadata.v2 import ArrayMetadataV2
-from ._typing import ChunkCoords, Shape
-from .chunk_grid import RegularChunkGrid
-from .chunk_key_encoding import decode_chunk_key, encode_chunk_key
-from .codecs.abc import ChunkSpec
-from .codecs.chain import CodecChain
-from .concurrency import for_each_batch, map_chunks
-from .errors import (
+from ..pipeline.convert import v2_to_v3
+from ..metadata.v2 import ArrayMetadataV2
+from ..core._typing import ChunkCoords, Shape
+from ..core.chunk_grid import RegularChunkGrid
+from ..metadata.chunk_key_encoding import decode_chunk_key, encode_chunk_key
+from ..codecs.abc import ChunkSpec
+from ..codecs.chain import CodecChain
+from ..pipeline.concurrency import for_each_batch, map_chunks
+from ..errors import (
     BoundsCheckError,
     CodecError,
     NodeNotFoundError,
     SelectionError,
     at_key,
 )
-from .indexing import ChunkProjection, OrthogonalIndexer
-from .ragged import RaggedArray
-from ._locks import locked
-from ._values import all_equal, coerce_ragged, coerce_value, empty_elements, fill_scalar, from_numpy, to_numpy
-from .metadata.v3 import ArrayMetadataV3
-from .stores.abc import Store
+from ..core.indexing import ChunkProjection, OrthogonalIndexer
+from ..core.ragged import RaggedArray
+from ..pipeline.locks import locked
+from ..pipeline.values import all_equal, coerce_ragged, coerce_value, empty_elements, fill_scalar, from_numpy, to_numpy
+from ..metadata.v3 import ArrayMetadataV3
+from ..stores.abc import Store
 
 
 class Array(Node):

@@ -4,7 +4,7 @@ A :class:`DataType` is an immutable description of one element type. Fixed-size
 types map to a numpy dtype in native byte order (the stored byte order belongs
 to the ``bytes`` codec, not to the type). Variable-length types (strings,
 bytes) are flagged ``is_variable`` and travel through the pipeline as
-variable-form :class:`~zarrpy.array_bytes.ArrayBytes`.
+variable-form :class:`~zarrpy.core.array_bytes.ArrayBytes`.
 
 >>> DataType.from_json("float32").fill_from_json("NaN")
 np.float32(nan)
@@ -22,7 +22,7 @@ from typing import Any
 
 import numpy as np
 
-from .errors import MetadataError
+from ..errors import MetadataError
 
 _CORE: dict[str, str] = {
     "bool": "bool",
