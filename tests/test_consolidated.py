@@ -18,7 +18,7 @@ import numpy as np
 import pytest
 
 import zarrpy
-from zarrpy.api.consolidated import ConsolidatedMetadata
+from zarrpy.metadata.consolidated import ConsolidatedMetadata
 from zarrpy.errors import MetadataError, NodeNotFoundError, ReadOnlyError
 from zarrpy.stores import LocalStore, MemoryStore
 
@@ -372,6 +372,6 @@ def test_cli_consolidate(tmp_path):
 def test_module_doctest():
     import doctest
 
-    import zarrpy.api.consolidated
+    import zarrpy.metadata.consolidated
 
-    assert doctest.testmod(zarrpy.api.consolidated).failed == 0
+    assert doctest.testmod(zarrpy.metadata.consolidated).failed == 0

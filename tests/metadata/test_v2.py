@@ -15,13 +15,12 @@ import numpy as np
 import pytest
 
 from zarrpy.errors import MetadataError, UnknownCodecError
+from zarrpy.metadata.consolidated import dump_consolidated_v2, parse_consolidated_v2
 from zarrpy.metadata.v2 import (
     ArrayMetadataV2,
     GroupMetadataV2,
     dtype_to_json_v2,
-    dump_consolidated_v2,
     encode_fill_value_v2,
-    parse_consolidated_v2,
     parse_dtype_v2,
     parse_fill_value_v2,
     parse_node_metadata_v2,

@@ -15,7 +15,8 @@ from typing import Any, Mapping, Sequence
 import numpy as np
 
 from ._array import Array
-from ._node import METADATA_KEY, NODE_KEYS, join_key, location, write_metadata
+from ._node import NODE_KEYS, location, write_metadata
+from ..core.paths import METADATA_KEY, join_key
 from ..pipeline.convert import v3_to_v2
 from ..codecs.abc import ArrayToArrayCodec, ArrayToBytesCodec, BytesToBytesCodec, ChunkSpec, Codec
 from ..codecs.aliases import CODEC_ALIASES

@@ -8,13 +8,8 @@ import numpy as np
 
 from ._create import create_array_at, node_exists, prepare_node, user_shape
 from ._node import (
-    ARRAY_METADATA,
-    AnyMetadata,
-    ZMETADATA_KEY,
     Node,
-    join_key,
     location,
-    normalize_path,
     read_metadata,
     read_node,
     walk_metadata,
@@ -23,15 +18,19 @@ from ._node import (
 from ._array import Array
 from ..core.dtypes import DataType
 from ._info import GroupInfo
-from .consolidated import (
+from ..core.paths import join_key, normalize_path
+from ..errors import MetadataError, NodeExistsError, NodeNotFoundError, ReadOnlyError
+from ..metadata.consolidated import (
     CONSOLIDATED_MEMBER,
+    ZMETADATA_KEY,
     ConsolidatedMetadata,
     consolidated_member_v3,
+    dump_consolidated_v2,
     load_consolidated,
     parse_consolidated_v3,
 )
-from ..errors import MetadataError, NodeExistsError, NodeNotFoundError, ReadOnlyError
-from ..metadata.v2 import ArrayMetadataV2, GroupMetadataV2, dump_consolidated_v2
+from ..metadata.nodes import ARRAY_METADATA, AnyMetadata
+from ..metadata.v2 import ArrayMetadataV2, GroupMetadataV2
 from ..metadata.v3 import GroupMetadataV3
 from ..stores import store_from_url
 from ..stores.abc import READ_ONLY_HINT, Store
@@ -40,7 +39,7 @@ from ..stores.abc import READ_ONLY_HINT, Store
 class Group(Node):
     """A Zarr group. ``g["a/b"]`` opens a member; ``g.create_array(...)`` adds one.
 
-    A group opened from consolidated metadata (see :mod:`zarrpy.api.consolidated`)
+    A group opened from consolidated metadata (see :mod:`zarrpy.metadata.consolidated`)
     answers ``g[name]``, ``name in g``, :meth:`members` and :meth:`tree` for
     its whole hierarchy from that snapshot, without store requests; child
     groups get the part of the snapshot below them. Creating a member through

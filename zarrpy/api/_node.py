@@ -5,42 +5,22 @@ from __future__ import annotations
 from collections.abc import MutableMapping
 from typing import Any, Callable, Iterator
 
+from ..core.paths import METADATA_KEY, V2_KEYS, ZARRAY_KEY, ZGROUP_KEY, join_key
 from ..errors import MetadataError, NodeNotFoundError, ReadOnlyError
-from ..metadata.v2 import ArrayMetadataV2, GroupMetadataV2, parse_node_metadata_v2
-from ..metadata.v3 import ArrayMetadataV3, GroupMetadataV3, parse_node_metadata
+from ..metadata.consolidated import ZMETADATA_KEY
+from ..metadata.nodes import ARRAY_METADATA as ARRAY_METADATA  # re-exported for _array
+from ..metadata.nodes import AnyMetadata
+from ..metadata.v2 import GroupMetadataV2, parse_node_metadata_v2
+from ..metadata.v3 import parse_node_metadata
 from ..stores.abc import READ_ONLY_HINT, Store
 
-METADATA_KEY = "zarr.json"
-V2_KEYS = (".zarray", ".zgroup", ".zattrs")
-ZMETADATA_KEY = ".zmetadata"
-"""V2 consolidated metadata, at the root of a consolidated hierarchy."""
-NODE_KEYS = (METADATA_KEY, ".zarray", ".zgroup")
+NODE_KEYS = (METADATA_KEY, ZARRAY_KEY, ZGROUP_KEY)
 """Keys whose presence makes a path a node (V3 or V2)."""
-
-AnyMetadata = ArrayMetadataV3 | GroupMetadataV3 | ArrayMetadataV2 | GroupMetadataV2
-ARRAY_METADATA = (ArrayMetadataV3, ArrayMetadataV2)
-
-
-def normalize_path(path: str | None) -> str:
-    """``None``/``""``/``"/a/b/"`` -> ``""``/``""``/``"a/b"``; refuses ``..``."""
-    if not path:
-        return ""
-    if not isinstance(path, str):
-        raise TypeError(f"path must be a string, got {path!r}")
-    parts = [p for p in path.strip("/").split("/") if p]
-    for p in parts:
-        if p in (".", "..") or p.startswith("__") or p in (METADATA_KEY, *V2_KEYS):
-            raise MetadataError(f"invalid node name {p!r} in path {path!r}")
-    return "/".join(parts)
 
 
 def location(store: Store, path: str) -> str:
     """``'data/x.zarr' (node path '/a')``: where a node is, for error messages."""
     return f"{store.display_name!r} (node path {'/' + path!r})"
-
-
-def join_key(path: str, key: str) -> str:
-    return f"{path}/{key}" if path else key
 
 
 def read_metadata(store: Store, path: str, zarr_format: int | None = None) -> AnyMetadata:

@@ -14,7 +14,9 @@ from typing import Any
 from ._array import Array
 from ._create import create_array_at, node_exists
 from ._group import Group
-from ._node import ARRAY_METADATA, location, normalize_path, read_node
+from ._node import location, read_node
+from ..core.paths import normalize_path
+from ..metadata.nodes import ARRAY_METADATA
 from ..errors import NodeExistsError, NodeNotFoundError
 from ..stores import store_from_url
 from ..stores.abc import Store
@@ -141,7 +143,7 @@ def open_group(
     questions from the group's consolidated metadata when it has some, False
     ignores it and reads the live hierarchy, True requires it (MetadataError
     if there is none). Consolidated metadata is a snapshot: see
-    :mod:`zarrpy.api.consolidated`. Opening costs one batched store request.
+    :mod:`zarrpy.metadata.consolidated`. Opening costs one batched store request.
     """
     _check_mode(mode)
     _check_format(zarr_format)

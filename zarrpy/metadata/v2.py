@@ -1,4 +1,6 @@
-"""Zarr V2 ``.zarray`` / ``.zgroup`` / ``.zattrs`` / ``.zmetadata``: parse, validate, serialise.
+"""Zarr V2 ``.zarray`` / ``.zgroup`` / ``.zattrs``: parse, validate, serialise.
+
+(``.zmetadata``, V2 consolidated metadata, is :mod:`zarrpy.metadata.consolidated`.)
 
 Spec: https://zarr-specs.readthedocs.io/en/latest/v2/v2.0.html; the forms peers
 write are in ZARR-FORMAT-NOTES.md §1, §5, §11-§14.
@@ -64,14 +66,11 @@ from typing import Any, Mapping
 
 import numpy as np
 
+from ..core.paths import ZARRAY_KEY, ZATTRS_KEY, ZGROUP_KEY
 from ..errors import MetadataError
 from ._parse import dump_json_document, parse_attributes, parse_json_document, parse_shape
 from ._v2_types import dtype_to_json_v2, encode_fill_value_v2, parse_dtype_v2, parse_fill_value_v2
 
-ZARRAY_KEY = ".zarray"
-ZGROUP_KEY = ".zgroup"
-ZATTRS_KEY = ".zattrs"
-ZMETADATA_KEY = ".zmetadata"
 
 OBJECT_CODEC_IDS = ("vlen-utf8", "vlen-bytes", "vlen-array", "pickle", "json2", "msgpack2")
 """Ids zarr-python treats as object codecs, in its search order."""
@@ -318,49 +317,6 @@ class GroupMetadataV2:
         return replace(self, **changes)
 
 
-# -- consolidated metadata -----------------------------------------------------
-
-
-def parse_consolidated_v2(doc: Mapping[str, Any], key: str = ZMETADATA_KEY) -> dict[str, ArrayMetadataV2 | GroupMetadataV2]:
-    """The nodes listed in a ``.zmetadata`` document, by node path (``""`` is the root).
-
-    A possibly stale snapshot (ZARR-FORMAT-NOTES.md §14): callers decide
-    whether to trust it. Raises MetadataError naming ``key`` and the entry.
-    """
-    if not isinstance(doc, Mapping) or doc.get("zarr_consolidated_format") != 1:
-        got = doc.get("zarr_consolidated_format") if isinstance(doc, Mapping) else doc
-        raise MetadataError(f"{key!r}: zarr_consolidated_format: expected 1, got {got!r}")
-    entries = doc.get("metadata")
-    if not isinstance(entries, Mapping):
-        raise MetadataError(f"{key!r}: 'metadata' must be an object")
-    nodes: dict[str, ArrayMetadataV2 | GroupMetadataV2] = {}
-    for entry_key, value in entries.items():
-        path, _, name = entry_key.rpartition("/")
-        if name not in (ZARRAY_KEY, ZGROUP_KEY):
-            continue
-        if path in nodes:
-            raise MetadataError(f"{key!r}: node {path!r} is listed as both an array and a group")
-        attrs = entries.get(f"{path}/{ZATTRS_KEY}" if path else ZATTRS_KEY)
-        try:
-            cls = ArrayMetadataV2 if name == ZARRAY_KEY else GroupMetadataV2
-            nodes[path] = cls.from_json(value, attrs)
-        except MetadataError as exc:
-            raise MetadataError(f"{key!r}: entry {entry_key!r}: {exc}") from None
-    return nodes
-
-
-def dump_consolidated_v2(nodes: Mapping[str, ArrayMetadataV2 | GroupMetadataV2]) -> bytes:
-    """A ``.zmetadata`` document for ``nodes`` (by node path), as zarr-python writes it."""
-    metadata: dict[str, Any] = {}
-    for path in sorted(nodes):
-        meta = nodes[path]
-        prefix = f"{path}/" if path else ""
-        name = ZARRAY_KEY if isinstance(meta, ArrayMetadataV2) else ZGROUP_KEY
-        metadata[prefix + name] = meta.to_json()
-        metadata[prefix + ZATTRS_KEY] = meta.attributes
-    return dump_json_document({"metadata": metadata, "zarr_consolidated_format": 1})
-
-
 def parse_node_metadata_v2(
     zarray: bytes | None, zgroup: bytes | None, zattrs: bytes | None, path: str = ""
 ) -> ArrayMetadataV2 | GroupMetadataV2:
@@ -384,10 +340,8 @@ __all__ = [
     "GroupMetadataV2",
     "OBJECT_CODEC_IDS",
     "dtype_to_json_v2",
-    "dump_consolidated_v2",
     "encode_fill_value_v2",
     "find_object_codec",
-    "parse_consolidated_v2",
     "parse_dtype_v2",
     "parse_fill_value_v2",
     "parse_node_metadata_v2",

@@ -35,18 +35,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from ..api._node import (
-    METADATA_KEY,
-    NOT_CHILDREN,
-    V2_KEYS,
-    ZMETADATA_KEY,
-    Node,
-    join_key,
-    location,
-    normalize_path,
-)
+from ..api._node import NOT_CHILDREN, Node, location
 from ..codecs.registry import codec_from_json
-from ..api.consolidated import CONSOLIDATED_MEMBER, consolidated_member_v3
+from ..core.paths import METADATA_KEY, V2_KEYS, join_key, normalize_path
+from ..metadata.consolidated import CONSOLIDATED_MEMBER, ZMETADATA_KEY, consolidated_member_v3
 from ..pipeline.convert import v2_to_v3
 from ..errors import CodecError, MetadataError, NodeNotFoundError, ReadOnlyError
 from ..metadata.v2 import ArrayMetadataV2, parse_node_metadata_v2

@@ -1,5 +1,9 @@
 """Consolidated metadata: the metadata of a whole hierarchy in one document.
 
+This module owns both stored forms -- reading and writing the V2
+``.zmetadata`` document and the V3 ``consolidated_metadata`` member -- and
+:class:`ConsolidatedMetadata`, the snapshot a :class:`~zarrpy.Group` holds.
+
 Opening a group and listing a hierarchy of n nodes normally costs a listing
 and a metadata request per group. With consolidated metadata the root group
 carries a copy of every node's metadata below it, so the whole hierarchy is
@@ -41,17 +45,20 @@ from bisect import bisect_left
 from collections.abc import Mapping
 from typing import Any, Iterator
 
-from ._node import ZMETADATA_KEY, AnyMetadata, join_key, normalize_path
+from ..core.paths import METADATA_KEY, ZARRAY_KEY, ZATTRS_KEY, ZGROUP_KEY, join_key, normalize_path
 from ..errors import MetadataError
-from ..metadata._parse import parse_json_document
-from ..metadata.v2 import GroupMetadataV2, parse_consolidated_v2
-from ..metadata.v3 import ArrayMetadataV3, GroupMetadataV3
+from ._parse import dump_json_document, parse_json_document
+from .nodes import AnyMetadata
+from .v2 import ArrayMetadataV2, GroupMetadataV2
+from .v3 import ArrayMetadataV3, GroupMetadataV3
 
 CONSOLIDATED_MEMBER = "consolidated_metadata"
 """The member of a V3 group's ``zarr.json`` that holds inline consolidated metadata."""
+ZMETADATA_KEY = ".zmetadata"
+"""V2 consolidated metadata, at the root of a consolidated hierarchy."""
 
 
-class ConsolidatedMetadata(Mapping):
+class ConsolidatedMetadata(Mapping[str, AnyMetadata]):
     """A read-only mapping: node path relative to a group -> that node's metadata.
 
     Every node below the group is listed (flat paths such as ``"sub/y"``),
@@ -115,7 +122,7 @@ def load_consolidated(
         member = metadata.extra.get(CONSOLIDATED_MEMBER)
         if member is None:
             return None
-        key = join_key(path, "zarr.json")
+        key = join_key(path, METADATA_KEY)
         return ConsolidatedMetadata(_checked(parse_consolidated_v3(member, key), key))
     if isinstance(metadata, GroupMetadataV2) and zmetadata is not None:
         key = join_key(path, ZMETADATA_KEY)
@@ -125,7 +132,7 @@ def load_consolidated(
     return None
 
 
-def parse_consolidated_v3(member: Any, key: str = "zarr.json") -> dict[str, ArrayMetadataV3 | GroupMetadataV3]:
+def parse_consolidated_v3(member: Any, key: str = METADATA_KEY) -> dict[str, ArrayMetadataV3 | GroupMetadataV3]:
     """The nodes of a V3 ``consolidated_metadata`` member, by relative path."""
     where = f"{key!r}: {CONSOLIDATED_MEMBER}"
     if not isinstance(member, Mapping):
@@ -156,6 +163,34 @@ def parse_consolidated_v3(member: Any, key: str = "zarr.json") -> dict[str, Arra
             if where in str(exc):
                 raise
             raise MetadataError(f"{where}: entry {rel!r}: {exc}") from None
+    return nodes
+
+
+def parse_consolidated_v2(doc: Mapping[str, Any], key: str = ZMETADATA_KEY) -> dict[str, ArrayMetadataV2 | GroupMetadataV2]:
+    """The nodes listed in a ``.zmetadata`` document, by node path (``""`` is the root).
+
+    A possibly stale snapshot (ZARR-FORMAT-NOTES.md §14): callers decide
+    whether to trust it. Raises MetadataError naming ``key`` and the entry.
+    """
+    if not isinstance(doc, Mapping) or doc.get("zarr_consolidated_format") != 1:
+        got = doc.get("zarr_consolidated_format") if isinstance(doc, Mapping) else doc
+        raise MetadataError(f"{key!r}: zarr_consolidated_format: expected 1, got {got!r}")
+    entries = doc.get("metadata")
+    if not isinstance(entries, Mapping):
+        raise MetadataError(f"{key!r}: 'metadata' must be an object")
+    nodes: dict[str, ArrayMetadataV2 | GroupMetadataV2] = {}
+    for entry_key, value in entries.items():
+        path, _, name = entry_key.rpartition("/")
+        if name not in (ZARRAY_KEY, ZGROUP_KEY):
+            continue
+        if path in nodes:
+            raise MetadataError(f"{key!r}: node {path!r} is listed as both an array and a group")
+        attrs = entries.get(f"{path}/{ZATTRS_KEY}" if path else ZATTRS_KEY)
+        try:
+            cls = ArrayMetadataV2 if name == ZARRAY_KEY else GroupMetadataV2
+            nodes[path] = cls.from_json(value, attrs)
+        except MetadataError as exc:
+            raise MetadataError(f"{key!r}: entry {entry_key!r}: {exc}") from None
     return nodes
 
 
@@ -196,6 +231,18 @@ def consolidated_member_v3(nodes: Mapping[str, AnyMetadata]) -> dict[str, Any]:
     return {"kind": "inline", "must_understand": False, "metadata": entries}
 
 
+def dump_consolidated_v2(nodes: Mapping[str, ArrayMetadataV2 | GroupMetadataV2]) -> bytes:
+    """A ``.zmetadata`` document for ``nodes`` (by node path), as zarr-python writes it."""
+    metadata: dict[str, Any] = {}
+    for path in sorted(nodes):
+        meta = nodes[path]
+        prefix = f"{path}/" if path else ""
+        name = ZARRAY_KEY if isinstance(meta, ArrayMetadataV2) else ZGROUP_KEY
+        metadata[prefix + name] = meta.to_json()
+        metadata[prefix + ZATTRS_KEY] = meta.attributes
+    return dump_json_document({"metadata": metadata, "zarr_consolidated_format": 1})
+
+
 def _empty_member() -> dict[str, Any]:
     return {"kind": "inline", "must_understand": False, "metadata": {}}
 
@@ -203,7 +250,10 @@ def _empty_member() -> dict[str, Any]:
 __all__ = [
     "CONSOLIDATED_MEMBER",
     "ConsolidatedMetadata",
+    "ZMETADATA_KEY",
     "consolidated_member_v3",
+    "dump_consolidated_v2",
     "load_consolidated",
+    "parse_consolidated_v2",
     "parse_consolidated_v3",
 ]

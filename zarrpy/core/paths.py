@@ -1,0 +1,39 @@
+"""Node paths and store keys of a hierarchy.
+
+A node's path is ``/``-separated and relative to the store root (``""`` is
+the root); its documents are stored under ``<path>/<name>``. The names of
+those documents are reserved: no node may be called one of them.
+"""
+
+from __future__ import annotations
+
+from ..errors import MetadataError
+
+METADATA_KEY = "zarr.json"
+"""A V3 node's document."""
+ZARRAY_KEY = ".zarray"
+ZGROUP_KEY = ".zgroup"
+ZATTRS_KEY = ".zattrs"
+V2_KEYS = (ZARRAY_KEY, ZGROUP_KEY, ZATTRS_KEY)
+"""A V2 node's documents."""
+
+
+def normalize_path(path: str | None) -> str:
+    """``None``/``""``/``"/a/b/"`` -> ``""``/``""``/``"a/b"``; refuses ``..``."""
+    if not path:
+        return ""
+    if not isinstance(path, str):
+        raise TypeError(f"path must be a string, got {path!r}")
+    parts = [p for p in path.strip("/").split("/") if p]
+    for p in parts:
+        if p in (".", "..") or p.startswith("__") or p in (METADATA_KEY, *V2_KEYS):
+            raise MetadataError(f"invalid node name {p!r} in path {path!r}")
+    return "/".join(parts)
+
+
+def join_key(path: str, key: str) -> str:
+    """``key`` below the node at ``path`` (``"a", "zarr.json"`` -> ``"a/zarr.json"``)."""
+    return f"{path}/{key}" if path else key
+
+
+__all__ = ["METADATA_KEY", "V2_KEYS", "ZARRAY_KEY", "ZATTRS_KEY", "ZGROUP_KEY", "join_key", "normalize_path"]
