@@ -1,26 +1,37 @@
 #!/usr/bin/env python3
 """Regenerate the golden stores under ``spec-fixtures/``.
 
-Run from anywhere with the pinned interpreter::
+Run from anywhere with an interpreter that has zarr-python 3.4.2, tensorstore
+0.1.86 and zarrs-python 0.2.3 (``pip install zarrs==0.2.3``; only the
+generator needs it, the tests read the stored files with zarrpy alone)::
 
-    PYENV_VERSION=3.12.1 python3 spec-fixtures/generate.py
+    /work/venv312/bin/python spec-fixtures/generate.py
 
 Every fixture is a directory ``spec-fixtures/<producer>/<name>/`` holding
 
-- ``data.zarr/``   the store exactly as the producer wrote it;
+- ``data.zarr/``   the store exactly as the producer wrote it (V3, or V2 for
+  the ``v2_*`` fixtures);
 - ``expected.npy`` the data as the producer itself reads it back (native byte
-  order); group fixtures instead list one ``.npy`` per array under
-  ``expected/`` in ``fixture.json["arrays"]``;
+  order; for strings / bytes the fixed-width ``U`` / ``S`` form, with the exact
+  values in ``fixture.json["expected_values"]``); group fixtures instead list
+  one ``.npy`` per array under ``expected/`` in ``fixture.json["arrays"]``;
 - ``fixture.json`` ``producer``, ``path``, ``description``, ``node_type`` and,
   for arrays, ``fill_value_check`` (the ``fill_value`` JSON and the raw
   little-endian bytes of the value it denotes, as hex), plus
   ``cross_checks``: what the *other* installed implementations read
-  ("equal" means bit-for-bit equal to ``expected.npy``).
+  ("equal" means bit-for-bit equal to ``expected.npy``). V2, sharded and
+  variable-length fixtures also record ``zarr_format`` and the ``chunks`` /
+  ``shards`` zarr-python reports (see ``build_fixture``).
 
 Producers (the versions are checked at start-up, so the labels cannot lie):
 
-- ``zarr-python`` -- ``zarr.create_array(..., zarr_format=3)``;
-- ``tensorstore`` -- the ``zarr3`` driver;
+- ``zarr-python`` -- ``zarr.create_array(..., zarr_format=3)`` (``zarr_format=2``
+  for the ``v2_*`` fixtures), ``shards=`` / ``ShardingCodec`` for sharding;
+- ``tensorstore`` -- the ``zarr3`` driver, and the ``zarr`` (V2) driver for
+  the ``v2_*`` fixtures;
+- ``zarrs``       -- zarr-python's API with ``codec_pipeline.path`` set to
+  ``zarrs.ZarrsCodecPipeline`` (strict, one thread: ``ZARRS_CONFIG``), so the
+  Rust zarrs crate encodes every chunk and shard;
 - ``spec``        -- metadata written by hand from the V3 spec and
   ``reference/ZARR-FORMAT-NOTES.md``, chunk bytes built by hand (``zlib``,
   ``gzip``, ``zstandard``, ``crc32c``); the expected data is the array the
@@ -28,14 +39,16 @@ Producers (the versions are checked at start-up, so the labels cannot lie):
   tensorstore read the same thing where they can read the store at all.
 
 The script is deterministic (each fixture seeds its own generator from its
-name, and gzip headers get MTIME 0, see ``gzip_mtime_zero``) and idempotent:
-it deletes the three producer directories and writes them again.  Before saving, every fixture is read back by its producer and
+name, gzip headers get MTIME 0, see ``gzip_mtime_zero``, and zarrs runs on one
+thread) and idempotent: it deletes the four producer directories and writes
+them again.  Before saving, every fixture is read back by its producer and
 compared bit-for-bit with the array the generator meant to store, fill regions
 included; a mismatch aborts the run.
 """
 
 from __future__ import annotations
 
+import base64
 import contextlib
 import gzip
 import importlib.metadata
@@ -50,18 +63,34 @@ from pathlib import Path
 from typing import Any
 
 import crc32c
+import numcodecs
 import numpy as np
 import tensorstore as ts
 import zarr
 import zarr.codecs as zc
 import zstandard
+from zarr.dtype import VariableLengthBytes
 
 ROOT = Path(__file__).resolve().parent
-PRODUCER_DIRS = ("zarr-python", "tensorstore", "spec")
+PRODUCER_DIRS = ("zarr-python", "tensorstore", "zarrs", "spec")
 ZARR_VERSION = "3.4.2"
 TENSORSTORE_VERSION = "0.1.86"
+ZARRS_VERSION = "0.2.3"
 ZARR_LABEL = f"zarr-python {ZARR_VERSION}"
 TS_LABEL = f"tensorstore {TENSORSTORE_VERSION}"
+ZARRS_LABEL = f"zarrs-python {ZARRS_VERSION} (zarrs pipeline)"
+# The zarrs pipeline (zarrs-python: a zarr-python CodecPipeline backed by the
+# Rust zarrs crate). "strict": an array the pipeline cannot handle raises
+# instead of silently falling back to zarr-python's own pipeline, so a
+# "zarrs" fixture really was encoded by zarrs. One thread and one chunk at a
+# time: with more, zarrs writes a shard's inner chunks in completion order
+# and the shard bytes change from run to run.
+ZARRS_CONFIG = {
+    "codec_pipeline.path": "zarrs.ZarrsCodecPipeline",
+    "codec_pipeline.strict": True,
+    "threading.max_workers": 1,
+    "codec_pipeline.chunk_concurrent_maximum": 1,
+}
 
 CORE_DTYPES = (
     "bool", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64",
@@ -101,11 +130,19 @@ def bitwise_equal(a: np.ndarray, b: np.ndarray) -> bool:
     a, b = np.asarray(a), np.asarray(b)
     if a.dtype != b.dtype or a.shape != b.shape:
         return False
+    if a.dtype.kind in "OT":  # variable-length: str (StringDType) or bytes (object)
+        return _vlen_values(a) == _vlen_values(b)
     return bool(np.array_equal(bit_view(a), bit_view(b)))
+
+
+def _vlen_values(a: np.ndarray) -> list[tuple[type, Any]]:
+    return [(type(x), x) for x in a.reshape(-1).tolist()]
 
 
 def native(a: np.ndarray) -> np.ndarray:
     a = np.asarray(a)
+    if a.dtype.kind in "OT":
+        return np.array(a, order="C")
     # np.array, not np.ascontiguousarray: the latter turns 0-d into 1-d.
     return np.array(a, dtype=a.dtype.newbyteorder("="), order="C")
 
@@ -210,24 +247,43 @@ def read_zarr_python(store: Path, path: str | None = None) -> tuple[np.ndarray, 
 
 
 def read_tensorstore(store: Path) -> tuple[np.ndarray, Any]:
+    driver = "zarr3" if store_format(store) == 3 else "zarr"
     t = ts.open(
-        {"driver": "zarr3", "kvstore": {"driver": "file", "path": str(store) + "/"}},
+        {"driver": driver, "kvstore": {"driver": "file", "path": str(store) + "/"}},
         open=True,
         read=True,
     ).result()
     return np.asarray(t.read().result()), t.fill_value
 
 
+def read_zarrs(store: Path, path: str | None = None) -> tuple[np.ndarray, Any]:
+    """zarr-python's API with the zarrs codec pipeline doing every chunk."""
+    with zarr.config.set(ZARRS_CONFIG):
+        arr = zarr.open_array(str(store), mode="r", path=path)
+        return np.asarray(arr[...]), arr.fill_value
+
+
 READERS: dict[str, Callable[[Path], tuple[np.ndarray, Any]]] = {
     ZARR_LABEL: read_zarr_python,
     TS_LABEL: read_tensorstore,
 }
+# V2, sharded and variable-length fixtures are also cross-checked with the
+# zarrs pipeline (the older fixtures keep their two-reader cross_checks).
+EXTENDED_READERS: dict[str, Callable[[Path], tuple[np.ndarray, Any]]] = {
+    **READERS,
+    ZARRS_LABEL: read_zarrs,
+}
 
 
-def cross_check(store: Path, expected: np.ndarray, skip: str | None) -> dict[str, str]:
+def cross_check(
+    store: Path,
+    expected: np.ndarray,
+    skip: str | None,
+    readers: dict[str, Callable[[Path], tuple[np.ndarray, Any]]] = READERS,
+) -> dict[str, str]:
     """Outcome of reading the store with every other implementation."""
     results = {}
-    for label, reader in READERS.items():
+    for label, reader in readers.items():
         if label == skip:
             continue
         try:
@@ -245,6 +301,69 @@ def cross_check(store: Path, expected: np.ndarray, skip: str | None) -> dict[str
         else:
             results[label] = "different data"
     return results
+
+
+# ---------------------------------------------------------------------------
+# store inspection: V2 or V3, sharded, variable-length
+# ---------------------------------------------------------------------------
+
+
+def store_format(store: Path) -> int:
+    """3 for a store with ``zarr.json``, else 2 (``.zarray`` / ``.zgroup``)."""
+    return 3 if (store / "zarr.json").is_file() else 2
+
+
+def array_doc(store: Path) -> dict[str, Any]:
+    return read_json(store / ("zarr.json" if store_format(store) == 3 else ".zarray"))
+
+
+def vlen_kind(meta: dict[str, Any]) -> str | None:
+    """"string", "bytes" or None, from a zarr.json or .zarray document."""
+    if meta.get("zarr_format") == 3:
+        dtype = meta["data_type"]
+        dtype = dtype if isinstance(dtype, str) else dtype["name"]
+        return {"string": "string", "variable_length_bytes": "bytes"}.get(dtype)
+    if np.dtype(meta["dtype"]).kind != "O":
+        return None
+    ids = [f["id"] for f in meta.get("filters") or []]
+    return "string" if "vlen-utf8" in ids else "bytes" if "vlen-bytes" in ids else None
+
+
+def is_sharded(meta: dict[str, Any]) -> bool:
+    return meta.get("zarr_format") == 3 and any(
+        c.get("name") == "sharding_indexed" for c in meta["codecs"] if isinstance(c, dict)
+    )
+
+
+def vlen_json(a: np.ndarray, kind: str) -> Any:
+    """Nested JSON list of the values: strings as they are, bytes as hex."""
+    if kind == "string":
+        return a.tolist()
+
+    def conv(x: Any) -> Any:
+        return [conv(y) for y in x] if isinstance(x, list) else bytes(x).hex()
+
+    return conv(a.tolist())
+
+
+def fixed_width(a: np.ndarray, kind: str) -> np.ndarray:
+    """The fixed-width numpy form (``U`` / ``S``) saved as ``expected.npy``."""
+    return np.array(a.tolist(), dtype="U" if kind == "string" else "S").reshape(a.shape)
+
+
+def vlen_fill_value(fill: Any, kind: str) -> str:
+    """A producer's fill scalar as fixture.json records it (bytes as hex)."""
+    if kind == "string":
+        check(isinstance(fill, str), f"string fill {fill!r}")
+        return str(fill)
+    check(isinstance(fill, bytes), f"bytes fill {fill!r}")
+    return bytes(fill).hex()
+
+
+def check_vlen_fill_json(fill_json: Any, value: str, kind: str, what: str) -> None:
+    """The fill JSON means the producer's fill: the string itself, or base64 of the bytes."""
+    meant = fill_json if kind == "string" else base64.b64decode(fill_json, validate=True).hex()
+    check(meant == value, f"{what}: fill_value {fill_json!r} vs producer fill {value!r}")
 
 
 # ---------------------------------------------------------------------------
@@ -276,7 +395,15 @@ def fixture(producer: str, name: str) -> Callable[[Builder], Builder]:
 
 
 def producer_label(producer: str) -> str:
-    return {"zarr-python": ZARR_LABEL, "tensorstore": TS_LABEL, "spec": "spec"}[producer]
+    return {
+        "zarr-python": ZARR_LABEL, "tensorstore": TS_LABEL, "zarrs": ZARRS_LABEL, "spec": "spec",
+    }[producer]  # fmt: skip
+
+
+def producer_reader(producer: str) -> Callable[[Path], tuple[np.ndarray, Any]]:
+    return {"zarr-python": read_zarr_python, "tensorstore": read_tensorstore, "zarrs": read_zarrs}[
+        producer
+    ]
 
 
 def build_fixture(producer: str, name: str, builder: Builder) -> None:
@@ -286,8 +413,11 @@ def build_fixture(producer: str, name: str, builder: Builder) -> None:
     built = builder(store)
     label = producer_label(producer)
     doc: dict[str, Any] = {"producer": label, "path": "data.zarr", "description": built.description}
+    fmt = store_format(store)
     if built.intended is None:
         doc["node_type"] = "group"
+        if fmt == 2:
+            doc["zarr_format"] = 2
         doc["arrays"] = {}
         for apath, intended in sorted(built.arrays.items()):
             got, _ = read_zarr_python(store, apath)
@@ -298,25 +428,53 @@ def build_fixture(producer: str, name: str, builder: Builder) -> None:
             doc["arrays"][apath] = rel
     else:
         doc["node_type"] = "array"
-        meta = read_json(store / "zarr.json")
-        dtype = meta["data_type"]
-        dtype = dtype if isinstance(dtype, str) else dtype["name"]
-        fill_json = meta["fill_value"]
-        raw = fill_json_to_raw(fill_json, dtype)
-        if producer == "spec":
-            got = built.intended
+        meta = array_doc(store)
+        vlen = vlen_kind(meta)
+        extended = fmt == 2 or vlen is not None or is_sharded(meta)
+        if fmt == 3:
+            dtype = meta["data_type"]
+            dtype = dtype if isinstance(dtype, str) else dtype["name"]
         else:
-            reader = read_zarr_python if producer == "zarr-python" else read_tensorstore
-            got, producer_fill = reader(store)
+            dtype = meta["dtype"]
+        fill_json = meta["fill_value"]
+        if producer == "spec":
+            got, producer_fill = built.intended, None
+        else:
+            got, producer_fill = producer_reader(producer)(store)
             got = native(got)
-            producer_raw = np.asarray(producer_fill, dtype=np.dtype(dtype)).astype(
-                np.dtype(dtype).newbyteorder("<")
-            ).tobytes()
-            check(producer_raw == raw, f"{producer}/{name}: producer fill {producer_fill!r}")
         check(bitwise_equal(got, built.intended), f"{producer}/{name}: read-back != intended")
-        np.save(fdir / "expected.npy", got, allow_pickle=False)
-        doc["fill_value_check"] = {"json": fill_json, "raw_le_hex": raw.hex()}
-        doc["cross_checks"] = cross_check(store, got, skip=label)
+        if vlen is not None:
+            fill_check: dict[str, Any] = {
+                "json": fill_json, "value": vlen_fill_value(producer_fill, vlen),
+            }  # fmt: skip
+            check_vlen_fill_json(fill_json, fill_check["value"], vlen, f"{producer}/{name}")
+        elif fill_json is None:  # V2 "no fill value": nothing to compare bit for bit
+            fill_check = {"json": None, "raw_le_hex": None}
+        else:
+            raw = fill_json_to_raw(fill_json, dtype)
+            if producer != "spec":
+                producer_raw = np.asarray(producer_fill, dtype=np.dtype(dtype)).astype(
+                    np.dtype(dtype).newbyteorder("<")
+                ).tobytes()
+                check(producer_raw == raw, f"{producer}/{name}: producer fill {producer_fill!r}")
+            fill_check = {"json": fill_json, "raw_le_hex": raw.hex()}
+        if vlen is not None:
+            fixed = fixed_width(got, vlen)
+            if vlen == "string":  # numpy's U type drops trailing NULs: none in the data
+                check(fixed.tolist() == got.tolist(), f"{producer}/{name}: U form loses data")
+            np.save(fdir / "expected.npy", fixed, allow_pickle=False)
+        else:
+            np.save(fdir / "expected.npy", got, allow_pickle=False)
+        if extended:
+            zp = zarr.open_array(str(store), mode="r")
+            doc["zarr_format"] = fmt
+            doc["chunks"] = list(zp.chunks)
+            doc["shards"] = None if zp.shards is None else list(zp.shards)
+        doc["fill_value_check"] = fill_check
+        if vlen is not None:
+            doc["expected_values"] = {"kind": vlen, "values": vlen_json(got, vlen)}
+        readers = EXTENDED_READERS if extended else READERS
+        doc["cross_checks"] = cross_check(store, got, skip=label, readers=readers)
     doc.update(built.extra)
     write_json(fdir / "fixture.json", doc)
 
@@ -331,12 +489,14 @@ def check(ok: bool, what: str) -> None:
 # ---------------------------------------------------------------------------
 
 
-def zp_array(store: Path, data: np.ndarray | None, *, chunks, region=None, **kwargs) -> Any:
-    """Create a V3 array with zarr-python and write ``data`` (or a region of it)."""
+def zp_array(
+    store: Path, data: np.ndarray | None, *, chunks, region=None, zarr_format: int = 3, **kwargs
+) -> Any:
+    """Create an array with zarr-python (V3 unless told) and write ``data`` (or a region)."""
     shape = kwargs.pop("shape", None if data is None else data.shape)
     dtype = kwargs.pop("dtype", None if data is None else data.dtype)
     arr = zarr.create_array(
-        str(store), shape=shape, dtype=dtype, chunks=chunks, zarr_format=3, **kwargs
+        str(store), shape=shape, dtype=dtype, chunks=chunks, zarr_format=zarr_format, **kwargs
     )
     if data is not None:
         sel = region if region is not None else ...
@@ -885,6 +1045,539 @@ def _(store: Path) -> Built:
 
 
 # ---------------------------------------------------------------------------
+# variable-length values (strings and bytes) shared by the V2 and V3 fixtures
+# ---------------------------------------------------------------------------
+
+# Edge cases first; random ones fill the rest. No string ends in NUL, so the
+# fixed-width numpy U form saved as expected.npy is exact (build_fixture
+# checks); bytes values do end in NUL, so their exact values live in
+# fixture.json["expected_values"] (hex) and expected.npy is only the S form.
+_STRING_CASES = (
+    "", "a", "héllo", "✓ check", "日本語テキスト", "🦀 crab", "x\x00y", " lead", "trail ",
+    "line\nbreak", "q" * 300,
+)  # fmt: skip
+_BYTES_CASES = (
+    b"", b"\x00", b"a\x00", b"\x00\x01\x02", b"\xff\xfe", bytes(range(256)), b"zz\x00\x00",
+)  # fmt: skip
+_ALPHABET = list("abcdefghijklmnopqrstuvwxyzäöüßéñ€✓日本") + [" ", "-"]
+
+
+def random_strings(shape: tuple[int, ...], rng: np.random.Generator) -> np.ndarray:
+    n = int(np.prod(shape, dtype=np.int64))
+    values = list(_STRING_CASES[:n])
+    while len(values) < n:
+        k = int(rng.integers(0, 12))
+        values.append("".join(rng.choice(_ALPHABET, size=k).tolist()))
+    return np.array(values, dtype=np.dtypes.StringDType()).reshape(shape)
+
+
+def random_bytes(shape: tuple[int, ...], rng: np.random.Generator) -> np.ndarray:
+    n = int(np.prod(shape, dtype=np.int64))
+    values = list(_BYTES_CASES[:n])
+    while len(values) < n:
+        values.append(rng.integers(0, 256, size=int(rng.integers(0, 10)), dtype=np.uint8).tobytes())
+    out = np.empty(n, dtype=object)
+    out[:] = values
+    return out.reshape(shape)
+
+
+def with_vlen_fill(shape: tuple[int, ...], kind: str, fill: str | bytes) -> np.ndarray:
+    if kind == "string":
+        return np.full(shape, fill, dtype=np.dtypes.StringDType())
+    out = np.empty(shape, dtype=object)
+    out[...] = fill
+    return out
+
+
+# ---------------------------------------------------------------------------
+# zarr-python V2 fixtures (zarr_format=2: .zarray / .zgroup / .zattrs)
+# ---------------------------------------------------------------------------
+
+
+@fixture("zarr-python", "v2_blosc_lz4_shuffle")
+def _(store: Path) -> Built:
+    data = random_data("int32", (9, 8), rng_for("zp-v2-blosc"))
+    compressor = numcodecs.Blosc(cname="lz4", clevel=5, shuffle=numcodecs.Blosc.SHUFFLE)
+    zp_array(store, data, chunks=(5, 5), zarr_format=2, compressors=compressor)
+    return Built(
+        data,
+        "V2 int32 ('<i4'), shape (9, 8), chunks (5, 5) (edge chunks in both dimensions), "
+        "compressor blosc lz4 clevel 5 shuffle 1 (byte shuffle), blocksize 0; no filters",
+    )
+
+
+@fixture("zarr-python", "v2_zlib_delta")
+def _(store: Path) -> Built:
+    data = random_data("int32", (9, 8), rng_for("zp-v2-delta"))
+    zp_array(
+        store,
+        data,
+        chunks=(5, 5),
+        zarr_format=2,
+        filters=[numcodecs.Delta(dtype="<i4")],
+        compressors=numcodecs.Zlib(level=3),
+    )
+    return Built(
+        data,
+        "V2 int32, shape (9, 8), chunks (5, 5), filters [delta dtype '<i4' astype '<i4'], "
+        "compressor zlib level 3; the data spans the whole int32 range, so the stored "
+        "differences wrap around",
+    )
+
+
+@fixture("zarr-python", "v2_gzip_fixedscaleoffset")
+def _(store: Path) -> Built:
+    ks = rng_for("zp-v2-fso").integers(-100000, 100000, size=(11,)).astype("int32")
+    # Exactly what the filter decodes to: int -> float64, / scale, + offset.
+    data = ks.astype("float64") / 100 + 10
+    fso = numcodecs.FixedScaleOffset(offset=10, scale=100, dtype="<f8", astype="<i4")
+    zp_array(
+        store, data, chunks=(4,), zarr_format=2, filters=[fso], compressors=numcodecs.GZip(level=5)
+    )
+    return Built(
+        data,
+        "V2 float64, shape (11,), chunks (4,), filters [fixedscaleoffset offset 10 scale 100 "
+        "astype '<i4'] (lossy: the data is chosen as 10 + k/100, computed as the filter "
+        "decodes it, so the read-back is exact), compressor gzip level 5 (header MTIME 0)",
+    )
+
+
+@fixture("zarr-python", "v2_order_F_fill_nan")
+def _(store: Path) -> Built:
+    data = random_data("float32", (7, 9), rng_for("zp-v2-order-f"))
+    region = np.s_[1:6, 2:7]
+    zp_array(
+        store,
+        data,
+        chunks=(4, 4),
+        zarr_format=2,
+        order="F",
+        fill_value=np.nan,
+        region=region,
+    )
+    intended = with_fill((7, 9), "float32", "NaN")
+    intended[region] = data[region]
+    return Built(
+        intended,
+        "V2 float32, shape (7, 9), chunks (4, 4), order \"F\" (chunk bytes are column-major), "
+        "fill_value \"NaN\", compressor zstd (zarr-python's default); only [1:6, 2:7] "
+        "written: the four stored chunks hold NaN fill around the data, the third chunk "
+        "column is absent. The data has NaN payloads, -NaN and -0.0",
+    )
+
+
+@fixture("zarr-python", "v2_dimension_separator_slash")
+def _(store: Path) -> Built:
+    data = random_data("uint16", (5, 7), rng_for("zp-v2-slash"))
+    zp_array(
+        store,
+        data,
+        chunks=(3, 4),
+        zarr_format=2,
+        chunk_key_encoding={"name": "v2", "separator": "/"},
+    )
+    return Built(data, "V2 uint16, shape (5, 7), chunks (3, 4), dimension_separator \"/\": keys 0/1")
+
+
+@fixture("zarr-python", "v2_big_endian_no_compressor")
+def _(store: Path) -> Built:
+    data = random_data(">f8", (6, 5), rng_for("zp-v2-big"))
+    zp_array(
+        store, data, chunks=(4, 4), zarr_format=2, compressors=None, fill_value=0.5,
+        region=np.s_[0:4, 0:5],
+    )  # fmt: skip
+    intended = native(with_fill((6, 5), ">f8", 0.5))
+    intended[0:4, 0:5] = data[0:4, 0:5]
+    return Built(
+        intended,
+        "V2 dtype '>f8' (big-endian float64), shape (6, 5), chunks (4, 4), compressor null "
+        "(chunks are the raw big-endian elements), fill_value 0.5; only the first chunk row "
+        "written, the second reads as 0.5. expected.npy is native-endian",
+    )
+
+
+@fixture("zarr-python", "v2_vlen_utf8")
+def _(store: Path) -> Built:
+    data = random_strings((5, 4), rng_for("zp-v2-vlen-utf8"))
+    region = np.s_[0:4, 0:3]
+    zp_array(store, data, chunks=(2, 3), zarr_format=2, dtype=str, region=region)
+    intended = with_vlen_fill((5, 4), "string", "")
+    intended[region] = data[region]
+    return Built(
+        intended,
+        "V2 strings: dtype '|O' with filters [vlen-utf8], compressor zstd, shape (5, 4), "
+        "chunks (2, 3), fill_value \"\"; only [0:4, 0:3] written, so the second chunk column "
+        "and the last chunk row are absent and read as \"\"; values include \"\", non-ASCII, "
+        "an emoji, an embedded NUL and a 300-character string",
+    )
+
+
+@fixture("zarr-python", "v2_vlen_bytes")
+def _(store: Path) -> Built:
+    data = random_bytes((9,), rng_for("zp-v2-vlen-bytes"))
+    zp_array(
+        store, data, chunks=(4,), zarr_format=2, dtype=VariableLengthBytes(),
+        fill_value=b"\x00\xffz", region=np.s_[0:6],
+    )  # fmt: skip
+    intended = with_vlen_fill((9,), "bytes", b"\x00\xffz")
+    intended[0:6] = data[0:6]
+    return Built(
+        intended,
+        "V2 variable-length bytes: dtype '|O' with filters [vlen-bytes], compressor zstd, "
+        "shape (9,), chunks (4,), fill_value \"AP96\" (base64 of b'\\x00\\xffz'); [0:6] "
+        "written: chunk 1 holds two fill elements, chunk 2 is absent; values include b'', "
+        "NUL bytes (leading, inner and trailing) and all 256 byte values",
+    )
+
+
+def _v2_group(store: Path, consolidated: bool) -> Built:
+    rng = rng_for("zp-v2-group-consolidated" if consolidated else "zp-v2-group")
+    root = zarr.create_group(
+        str(store), zarr_format=2, attributes={"title": "golden V2 group", "n": [1, 2]}
+    )
+    a = random_data("int16", (7,), rng)
+    root.create_array(
+        "a", shape=a.shape, dtype=a.dtype, chunks=(3,), attributes={"units": "K"},
+        compressors=numcodecs.Zlib(level=1),
+    )[...] = a  # fmt: skip
+    sub = root.create_group("sub", attributes={"level": 1})
+    b = random_data("float64", (3, 4), rng)
+    sub.create_array("b", shape=b.shape, dtype=b.dtype, chunks=(2, 2), fill_value=-1.0)[
+        0:2, :
+    ] = b[0:2, :]
+    b_intended = b.copy()
+    b_intended[2:, :] = -1.0
+    deeper = sub.create_group("deeper")
+    c = random_data("uint8", (2, 2, 2), rng)
+    deeper.create_array("c", shape=c.shape, dtype=c.dtype, chunks=(1, 2, 2))[...] = c
+    root.create_group("empty")
+    text = (
+        "V2 hierarchy: root .zgroup + .zattrs, array 'a' (.zattrs units, zlib), group 'sub' "
+        "(.zattrs) holding array 'b' (second chunk row absent, fill -1.0) and group 'deeper' "
+        "holding 3-D uint8 'c', and an empty group 'empty'"
+    )
+    if consolidated:
+        zarr.consolidate_metadata(str(store))
+        text += (
+            "; zarr.consolidate_metadata wrote .zmetadata at the root (zarr-python's "
+            "\"sub/.zgroup\" entry there also carries an empty inline "
+            "\"consolidated_metadata\" member that the sub/.zgroup file lacks)"
+        )
+    return Built(
+        None,
+        text,
+        arrays={"a": a, "sub/b": b_intended, "sub/deeper/c": c},
+        extra={"groups": ["", "empty", "sub", "sub/deeper"], "consolidated": consolidated},
+    )
+
+
+fixture("zarr-python", "v2_group_hierarchy")(lambda store: _v2_group(store, False))
+fixture("zarr-python", "v2_group_consolidated")(lambda store: _v2_group(store, True))
+
+
+# ---------------------------------------------------------------------------
+# zarr-python sharded and variable-length V3 fixtures
+# ---------------------------------------------------------------------------
+
+
+@fixture("zarr-python", "sharded_gzip")
+def _(store: Path) -> Built:
+    data = random_data("uint16", (10, 9), rng_for("zp-sharded-gzip"))
+    zp_array(store, data, chunks=(2, 3), shards=(4, 6), compressors=[zc.GzipCodec(level=1)])
+    return Built(
+        data,
+        "uint16, shape (10, 9), shards (4, 6), inner chunks (2, 3), inner codecs bytes "
+        "little + gzip level 1, index bytes + crc32c at the end; the edge shards hang over "
+        "the array in both dimensions",
+    )
+
+
+@fixture("zarr-python", "sharded_partial_zstd")
+def _(store: Path) -> Built:
+    data = random_data("float32", (8, 12), rng_for("zp-sharded-partial"))
+    zp_array(
+        store, data, chunks=(2, 3), shards=(4, 6), fill_value=-1.0,
+        compressors=[zc.ZstdCodec(level=3)], region=np.s_[0:3, 0:2],
+    )  # fmt: skip
+    arr = zarr.open_array(str(store), mode="r+")
+    arr[5:6, 9:12] = data[5:6, 9:12]
+    arr[6:8, 0:3] = -1.0  # an inner chunk equal to the fill value: not stored
+    intended = with_fill((8, 12), "float32", -1.0)
+    intended[0:3, 0:2] = data[0:3, 0:2]
+    intended[5:6, 9:12] = data[5:6, 9:12]
+    return Built(
+        intended,
+        "float32, shape (8, 12), shards (4, 6), inner chunks (2, 3), fill -1.0, inner bytes "
+        "+ zstd level 3; only [0:3, 0:2] and [5:6, 9:12] written: shard c/0/0 holds 2 of its "
+        "4 inner chunks (the other index entries are the empty marker 2**64-1, the first "
+        "inner chunk row is partly fill), c/1/1 holds one, c/0/1 is absent, and c/1/0 is "
+        "absent because the only chunk written there equals the fill value",
+    )
+
+
+@fixture("zarr-python", "sharded_index_start")
+def _(store: Path) -> Built:
+    data = random_data("int64", (6, 8), rng_for("zp-sharded-start"))
+    sharding = zc.ShardingCodec(
+        chunk_shape=(3, 2),
+        codecs=[zc.BytesCodec(endian="big"), zc.Crc32cCodec()],
+        index_location="start",
+    )
+    zp_array(store, data, chunks=(6, 4), serializer=sharding, compressors=None)
+    return Built(
+        data,
+        "int64, shape (6, 8), shards (6, 4), inner chunks (3, 2), index_location \"start\" "
+        "(the index precedes the chunks), inner codecs bytes big + crc32c",
+    )
+
+
+@fixture("zarr-python", "vlen_string")
+def _(store: Path) -> Built:
+    data = random_strings((5, 4), rng_for("zp-vlen-string"))
+    region = np.s_[0:4, 0:3]
+    zp_array(store, data, chunks=(2, 3), dtype=str, region=region)
+    intended = with_vlen_fill((5, 4), "string", "")
+    intended[region] = data[region]
+    return Built(
+        intended,
+        "data_type \"string\" (zarr-python dtype=str), codecs vlen-utf8 + zstd, shape (5, 4), "
+        "chunks (2, 3), fill_value \"\"; only [0:4, 0:3] written (the second chunk column and "
+        "the last chunk row are absent); values include \"\", non-ASCII, an emoji, an embedded "
+        "NUL and a 300-character string",
+    )
+
+
+@fixture("zarr-python", "vlen_string_fill")
+def _(store: Path) -> Built:
+    data = random_strings((7,), rng_for("zp-vlen-string-fill"))
+    zp_array(store, data, chunks=(3,), dtype=str, fill_value="n/a ✓", region=np.s_[0:4])
+    intended = with_vlen_fill((7,), "string", "n/a ✓")
+    intended[0:4] = data[0:4]
+    return Built(
+        intended,
+        "data_type \"string\", shape (7,), chunks (3,), non-empty fill_value \"n/a ✓\"; only "
+        "[0:4] written: chunk 1 holds one value and two fill elements, chunk 2 is absent",
+    )
+
+
+@fixture("zarr-python", "vlen_bytes")
+def _(store: Path) -> Built:
+    data = random_bytes((9,), rng_for("zp-vlen-bytes"))
+    zp_array(
+        store, data, chunks=(4,), dtype=VariableLengthBytes(), fill_value=b"\x00\xffz",
+        region=np.s_[0:7],
+    )  # fmt: skip
+    intended = with_vlen_fill((9,), "bytes", b"\x00\xffz")
+    intended[0:7] = data[0:7]
+    return Built(
+        intended,
+        "data_type \"variable_length_bytes\", codecs vlen-bytes + zstd, shape (9,), chunks "
+        "(4,), fill_value \"AP96\" (base64 of b'\\x00\\xffz'); [0:7] written, the rest is "
+        "fill; values include b'', NUL bytes (leading, inner and trailing) and all 256 byte "
+        "values",
+    )
+
+
+@fixture("zarr-python", "sharded_vlen_string")
+def _(store: Path) -> Built:
+    data = random_strings((10,), rng_for("zp-sharded-vlen-string"))
+    zp_array(store, data, chunks=(2,), shards=(4,), dtype=str, region=np.s_[0:3])
+    arr = zarr.open_array(str(store), mode="r+")
+    arr[8:10] = data[8:10]
+    intended = with_vlen_fill((10,), "string", "")
+    intended[0:3] = data[0:3]
+    intended[8:10] = data[8:10]
+    return Built(
+        intended,
+        "strings in shards: data_type \"string\", shape (10,), shards (4,), inner chunks (2,), "
+        "inner codecs vlen-utf8 + zstd; [0:3] and [8:10] written: shard c/0 holds a full and "
+        "a half-filled inner chunk, c/1 is absent, c/2 (the edge shard) holds one inner chunk",
+    )
+
+
+@fixture("zarr-python", "sharded_vlen_bytes")
+def _(store: Path) -> Built:
+    data = random_bytes((4, 6), rng_for("zp-sharded-vlen-bytes"))
+    zp_array(
+        store, data, chunks=(2, 2), shards=(4, 4), dtype=VariableLengthBytes(),
+        compressors=[zc.GzipCodec(level=1)],
+    )  # fmt: skip
+    return Built(
+        data,
+        "variable-length bytes in shards: shape (4, 6), shards (4, 4), inner chunks (2, 2), "
+        "inner codecs vlen-bytes + gzip level 1; the second shard hangs over the array",
+    )
+
+
+# ---------------------------------------------------------------------------
+# tensorstore V2 (driver "zarr") and sharded V3 fixtures
+# ---------------------------------------------------------------------------
+
+
+def ts_v2_array(store: Path, **metadata: Any) -> Any:
+    spec = {
+        "driver": "zarr",
+        "kvstore": {"driver": "file", "path": str(store) + "/"},
+        "metadata": metadata,
+    }
+    return ts.open(spec, create=True, delete_existing=True).result()
+
+
+@fixture("tensorstore", "v2_blosc_lz4_int32")
+def _(store: Path) -> Built:
+    data = random_data("int32", (7, 5), rng_for("ts-v2-blosc"))
+    compressor = {"id": "blosc", "cname": "lz4", "clevel": 5, "shuffle": 1}
+    t = ts_v2_array(store, shape=[7, 5], chunks=[4, 3], dtype="<i4", compressor=compressor)
+    t.write(data).result()
+    return Built(
+        data,
+        "V2 (tensorstore driver \"zarr\") int32, shape (7, 5), chunks (4, 3), compressor "
+        "blosc lz4 clevel 5 shuffle 1; fill_value null (tensorstore's default: no fill "
+        "value), every chunk written",
+    )
+
+
+@fixture("tensorstore", "v2_zlib_big_endian_F_nan_slash")
+def _(store: Path) -> Built:
+    data = random_data("float64", (7, 5), rng_for("ts-v2-zlib"))
+    t = ts_v2_array(
+        store, shape=[7, 5], chunks=[4, 3], dtype=">f8", compressor={"id": "zlib", "level": 4},
+        fill_value="NaN", order="F", dimension_separator="/",
+    )  # fmt: skip
+    region = np.s_[1:4, 0:4]
+    t[region].write(data[region]).result()
+    intended = with_fill((7, 5), "float64", "NaN")
+    intended[region] = data[region]
+    return Built(
+        intended,
+        "V2 (tensorstore driver \"zarr\") dtype '>f8', shape (7, 5), chunks (4, 3), compressor "
+        "zlib level 4, order \"F\", fill_value \"NaN\", dimension_separator \"/\"; only "
+        "[1:4, 0:4] written: chunks 0/0 and 0/1 hold NaN fill around the data, the second "
+        "chunk row is absent; expected.npy is native-endian",
+    )
+
+
+@fixture("tensorstore", "v2_no_compressor_uint16")
+def _(store: Path) -> Built:
+    data = random_data("uint16", (7, 5), rng_for("ts-v2-raw"))
+    t = ts_v2_array(store, shape=[7, 5], chunks=[4, 3], dtype="<u2", compressor=None)
+    t.write(data).result()
+    return Built(
+        data,
+        "V2 (tensorstore driver \"zarr\") uint16, shape (7, 5), chunks (4, 3), compressor "
+        "null (raw chunks, edge chunks stored at full size), fill_value null; every chunk "
+        "written",
+    )
+
+
+def _sharding(
+    inner: list[int], codecs: list[dict[str, Any]], *, location: str | None = None
+) -> dict[str, Any]:
+    config: dict[str, Any] = {
+        "chunk_shape": inner,
+        "codecs": codecs,
+        "index_codecs": [_bytes("little"), {"name": "crc32c"}],
+    }
+    if location is not None:
+        config["index_location"] = location
+    return {"name": "sharding_indexed", "configuration": config}
+
+
+@fixture("tensorstore", "sharded_crc32c_partial")
+def _(store: Path) -> Built:
+    data = random_data("uint16", (10, 9), rng_for("ts-sharded-crc32c"))
+    codecs = [_sharding([2, 3], [_bytes("little"), {"name": "crc32c"}])]
+    t = ts_array(store, shape=(10, 9), chunks=(4, 6), dtype="uint16", fill_value=7, codecs=codecs)
+    t[1:2, 2:4].write(data[1:2, 2:4]).result()
+    t[8:10, 6:9].write(data[8:10, 6:9]).result()
+    intended = with_fill((10, 9), "uint16", 7)
+    intended[1:2, 2:4] = data[1:2, 2:4]
+    intended[8:10, 6:9] = data[8:10, 6:9]
+    return Built(
+        intended,
+        "uint16, shape (10, 9), shards (4, 6), inner chunks (2, 3), fill 7, inner codecs "
+        "bytes little + crc32c, index bytes + crc32c (index_location omitted: \"end\"); "
+        "[1:2, 2:4] and [8:10, 6:9] written: shard c/0/0 holds 2 of its 4 inner chunks, the "
+        "edge shard c/2/1 holds one (two of its inner chunks lie wholly outside the array), "
+        "the other shards are absent",
+    )
+
+
+@fixture("tensorstore", "sharded_nested_index_start")
+def _(store: Path) -> Built:
+    data = random_data("int32", (12, 10), rng_for("ts-sharded-nested"))
+    inner = _sharding([2, 2], [_bytes("little"), {"name": "gzip", "configuration": {"level": 1}}])
+    codecs = [_sharding([4, 4], [inner], location="start")]
+    t = ts_array(store, shape=(12, 10), chunks=(8, 8), dtype="int32", codecs=codecs)
+    region = np.s_[0:10, 0:7]
+    t[region].write(data[region]).result()
+    intended = with_fill((12, 10), "int32", 0)
+    intended[region] = data[region]
+    return Built(
+        intended,
+        "nested sharding: int32, shape (12, 10), shards (8, 8) with index_location \"start\", "
+        "whose inner chunks (4, 4) are themselves shards of (2, 2) chunks (bytes little + "
+        "gzip level 1, index at the end); only [0:10, 0:7] written, so shards and sub-shards "
+        "hold empty entries",
+    )
+
+
+# ---------------------------------------------------------------------------
+# zarrs pipeline fixtures (zarr-python API, chunks encoded by the zarrs crate)
+# ---------------------------------------------------------------------------
+
+
+@fixture("zarrs", "sharded_zstd_partial")
+def _(store: Path) -> Built:
+    data = random_data("float32", (16, 12), rng_for("zarrs-sharded-zstd"))
+    with zarr.config.set(ZARRS_CONFIG):
+        arr = zp_array(
+            store, data, chunks=(2, 3), shards=(8, 6), fill_value=-1.0,
+            compressors=[zc.ZstdCodec(level=3)], region=np.s_[0:5, 0:4],
+        )  # fmt: skip
+        arr[8:16, 6:12] = data[8:16, 6:12]
+    intended = with_fill((16, 12), "float32", -1.0)
+    intended[0:5, 0:4] = data[0:5, 0:4]
+    intended[8:16, 6:12] = data[8:16, 6:12]
+    return Built(
+        intended,
+        "float32, shape (16, 12), shards (8, 6), inner chunks (2, 3), fill -1.0, inner bytes "
+        "little + zstd level 3, index at the end; [0:5, 0:4] and [8:16, 6:12] written: shard "
+        "c/0/0 holds 6 of its 8 inner chunks, c/1/1 all 8, the other two are absent",
+    )
+
+
+@fixture("zarrs", "sharded_index_start_gzip")
+def _(store: Path) -> Built:
+    data = random_data("uint32", (8, 6), rng_for("zarrs-sharded-start"))
+    sharding = zc.ShardingCodec(
+        chunk_shape=(2, 3),
+        codecs=[zc.BytesCodec(endian="big"), zc.GzipCodec(level=2)],
+        index_location="start",
+    )
+    with zarr.config.set(ZARRS_CONFIG):
+        zp_array(store, data, chunks=(4, 6), serializer=sharding, compressors=None)
+    return Built(
+        data,
+        "uint32, shape (8, 6), shards (4, 6), inner chunks (2, 3), index_location \"start\", "
+        "inner codecs bytes big + gzip level 2 (gzip written by the Rust flate2 crate)",
+    )
+
+
+@fixture("zarrs", "v2_blosc_zstd_bitshuffle")
+def _(store: Path) -> Built:
+    data = random_data("float32", (7, 6), rng_for("zarrs-v2-blosc"))
+    compressor = numcodecs.Blosc(cname="zstd", clevel=3, shuffle=numcodecs.Blosc.BITSHUFFLE)
+    with zarr.config.set(ZARRS_CONFIG):
+        zp_array(store, data, chunks=(4, 4), zarr_format=2, compressors=compressor)
+    return Built(
+        data,
+        "V2 float32, shape (7, 6), chunks (4, 4), compressor blosc zstd clevel 3 bitshuffle "
+        "(shuffle 2); metadata by zarr-python, chunks encoded by zarrs",
+    )
+
+
+# ---------------------------------------------------------------------------
 # spec fixtures: metadata and chunk bytes by hand
 # ---------------------------------------------------------------------------
 
@@ -1219,6 +1912,11 @@ def main() -> None:
     check(zarr.__version__ == ZARR_VERSION, f"zarr {zarr.__version__} != {ZARR_VERSION}")
     ts_version = importlib.metadata.version("tensorstore")
     check(ts_version == TENSORSTORE_VERSION, f"tensorstore {ts_version} != {TENSORSTORE_VERSION}")
+    try:
+        zarrs_version = importlib.metadata.version("zarrs")
+    except importlib.metadata.PackageNotFoundError:
+        zarrs_version = "not installed"
+    check(zarrs_version == ZARRS_VERSION, f"zarrs {zarrs_version} != {ZARRS_VERSION}")
     for producer in PRODUCER_DIRS:
         shutil.rmtree(ROOT / producer, ignore_errors=True)
     with gzip_mtime_zero():
