@@ -3,15 +3,14 @@
 from __future__ import annotations
 
 from collections.abc import MutableMapping
-from typing import Any, Callable, Iterator
+from typing import Any, Callable, Iterator, NamedTuple
 
 from ..core.paths import METADATA_KEY, V2_KEYS, ZARRAY_KEY, ZGROUP_KEY, join_key
 from ..errors import MetadataError, NodeNotFoundError, ReadOnlyError
 from ..metadata.consolidated import ZMETADATA_KEY
 from ..metadata.nodes import ARRAY_METADATA as ARRAY_METADATA  # re-exported for _array
-from ..metadata.nodes import AnyMetadata
-from ..metadata.v2 import GroupMetadataV2, parse_node_metadata_v2
-from ..metadata.v3 import parse_node_metadata
+from ..metadata.nodes import NODE_DOCUMENTS, AnyMetadata, NodeDocuments
+from ..metadata.v2 import GroupMetadataV2
 from ..stores.abc import READ_ONLY_HINT, Store
 
 NODE_KEYS = (METADATA_KEY, ZARRAY_KEY, ZGROUP_KEY)
@@ -29,12 +28,20 @@ def read_metadata(store: Store, path: str, zarr_format: int | None = None) -> An
 
     NodeNotFoundError if neither is there (in the format asked for).
     """
-    return read_node(store, path, zarr_format)[0]
+    return read_node(store, path, zarr_format).metadata
+
+
+class StoredNode(NamedTuple):
+    """What :func:`read_node` found at a path."""
+
+    metadata: AnyMetadata
+    zmetadata: bytes | None
+    """The raw V2 ``.zmetadata`` beside a V2 group, when asked for (else None)."""
 
 
 def read_node(
     store: Store, path: str, zarr_format: int | None = None, *, zmetadata: bool = False
-) -> tuple[AnyMetadata, bytes | None]:
+) -> StoredNode:
     """The node at ``path`` (as :func:`read_metadata`) and, if ``zmetadata``,
     the raw V2 ``.zmetadata`` beside it -- all in ONE batched store request,
     so that opening a consolidated V2 hierarchy costs one request.
@@ -42,34 +49,23 @@ def read_node(
     The ``.zmetadata`` bytes are returned only for a V2 group (None otherwise);
     a V3 group carries its consolidated metadata inside its ``zarr.json``.
     """
-    names = (METADATA_KEY, *V2_KEYS, *((ZMETADATA_KEY,) if zmetadata else ()))
-    raw = store.get_partial_values([(join_key(path, k), None) for k in names])
+    names = (*NODE_DOCUMENTS, *((ZMETADATA_KEY,) if zmetadata else ()))
+    raw = dict(zip(names, store.get_partial_values([(join_key(path, k), None) for k in names])))
     try:
-        found = _parse_node(raw[:4], path, zarr_format)
+        found = NodeDocuments.from_mapping(raw).parse(path, zarr_format)
     except MetadataError as exc:  # name the store: the key alone does not say which one
         raise type(exc)(f"invalid metadata at {location(store, path)}: {exc}") from exc
     if found is None:
         wanted = {None: "zarr.json, .zarray or .zgroup", 3: "zarr.json", 2: ".zarray or .zgroup"}[zarr_format]
         raise NodeNotFoundError(f"no array or group at {location(store, path)}: no {wanted} there")
-    consolidated = raw[4] if zmetadata and isinstance(found, GroupMetadataV2) else None
-    return found, consolidated
+    consolidated = raw.get(ZMETADATA_KEY) if isinstance(found, GroupMetadataV2) else None
+    return StoredNode(found, consolidated)
 
 
 def read_metadata_many(store: Store, paths: list[str], zarr_format: int | None = None) -> list[AnyMetadata | None]:
     """The nodes at ``paths`` (None where there is none), in one batched request."""
-    names = (METADATA_KEY, *V2_KEYS)
-    raw = store.get_partial_values([(join_key(p, k), None) for p in paths for k in names])
-    return [_parse_node(raw[4 * i : 4 * i + 4], path, zarr_format) for i, path in enumerate(paths)]
-
-
-def _parse_node(raw: list[bytes | None], path: str, zarr_format: int | None) -> AnyMetadata | None:
-    """Parse ``[zarr.json, .zarray, .zgroup, .zattrs]`` of one path; V3 wins."""
-    v3, zarray, zgroup, zattrs = raw
-    if v3 is not None and zarr_format in (None, 3):
-        return parse_node_metadata(v3, join_key(path, METADATA_KEY))
-    if (zarray is not None or zgroup is not None) and zarr_format in (None, 2):
-        return parse_node_metadata_v2(zarray, zgroup, zattrs, path)
-    return None
+    raw = store.get_partial_values([(join_key(p, k), None) for p in paths for k in NODE_DOCUMENTS])
+    return [docs.parse(path, zarr_format) for docs, path in zip(NodeDocuments.split(raw), paths)]
 
 
 def walk_metadata(

@@ -145,7 +145,7 @@ class _ArrayDim:
             yield _DimPiece(ci, local, out_sel, e - s, complete)
 
 
-def _dim_indexer(sel: Any, dim_len: int, chunk_len: int, allow_arrays: bool):
+def _dim_indexer(sel: Any, dim_len: int, chunk_len: int, allow_arrays: bool) -> _IntDim | _SliceDim | _ArrayDim:
     if isinstance(sel, (int, np.integer)) and not isinstance(sel, (bool, np.bool_)):
         return _IntDim(int(sel), dim_len, chunk_len)
     if isinstance(sel, slice):
@@ -173,20 +173,19 @@ def _dim_indexer(sel: Any, dim_len: int, chunk_len: int, allow_arrays: bool):
 
 def _expand(selection: Any, ndim: int) -> tuple[Any, ...]:
     """Tuple-ise, expand ``...`` and pad with full slices."""
-    if not isinstance(selection, tuple):
-        selection = (selection,)
-    if any(s is None for s in selection):
+    items: tuple[Any, ...] = selection if isinstance(selection, tuple) else (selection,)
+    if any(s is None for s in items):
         raise SelectionError("np.newaxis (None) is not supported in zarr selections")
-    n_ellipsis = sum(1 for s in selection if s is Ellipsis)
+    n_ellipsis = sum(1 for s in items if s is Ellipsis)
     if n_ellipsis > 1:
         raise SelectionError("a selection can contain at most one '...'")
     if n_ellipsis:
-        i = next(i for i, s in enumerate(selection) if s is Ellipsis)
-        fill = ndim - (len(selection) - 1)
-        selection = selection[:i] + (slice(None),) * max(fill, 0) + selection[i + 1 :]
-    if len(selection) > ndim:
-        raise BoundsCheckError(f"too many indices: array is {ndim}-dimensional, selection has {len(selection)}")
-    return selection + (slice(None),) * (ndim - len(selection))
+        i = next(i for i, s in enumerate(items) if s is Ellipsis)
+        fill = ndim - (len(items) - 1)
+        items = items[:i] + (slice(None),) * max(fill, 0) + items[i + 1 :]
+    if len(items) > ndim:
+        raise BoundsCheckError(f"too many indices: array is {ndim}-dimensional, selection has {len(items)}")
+    return items + (slice(None),) * (ndim - len(items))
 
 
 class OrthogonalIndexer:

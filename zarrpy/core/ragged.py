@@ -87,6 +87,9 @@ class RaggedArray:
     """
 
     __slots__ = ("_offsets", "_values", "_shape")
+    _offsets: np.ndarray
+    _values: np.ndarray
+    _shape: Shape
 
     def __init__(self, offsets: Any, values: Any, shape: Shape | None = None):
         values = np.asarray(values)
@@ -233,14 +236,14 @@ class RaggedArray:
         data = self._values.astype(little, copy=False).tobytes()
         return ArrayBytes(self._shape, offsets=self._offsets * self._values.dtype.itemsize, data=data)
 
-    def to_list(self) -> list:
+    def to_list(self) -> list[Any] | np.ndarray:
         """The elements as numpy arrays (views of ``values``): a flat list
         for a 1-D RaggedArray, nested lists following ``shape`` otherwise
         (like ``numpy.ndarray.tolist``). A 0-d RaggedArray gives its one
         element, not a list."""
         v = self._values
         o = self._offsets.tolist()
-        flat = [v[a:b] for a, b in zip(o[:-1], o[1:])]
+        flat: list[np.ndarray] = [v[a:b] for a, b in zip(o[:-1], o[1:])]
         if len(self._shape) == 1:
             return flat
         if not self._shape:
@@ -370,7 +373,7 @@ class RaggedArray:
         idx = idx.astype(np.int64, copy=False).reshape(-1)
         n = self.size
         shape = (idx.size,) if shape is None else tuple(shape)
-        if idx.size and (idx.min() < -n or idx.max() >= n):
+        if idx.size and (np.min(idx) < -n or np.max(idx) >= n):
             bad = int(idx[(idx < -n) | (idx >= n)][0])
             raise IndexError(f"index {bad} is out of bounds for a RaggedArray of {n} elements")
         idx = np.where(idx < 0, idx + n, idx)
@@ -461,7 +464,7 @@ class RaggedArray:
 def _numeric_dtype(dtype: Any) -> np.dtype:
     """``dtype`` as a numeric numpy dtype in native byte order, or TypeError."""
     try:
-        dt = np.dtype(dtype)
+        dt: np.dtype = np.dtype(dtype)
     except TypeError as exc:
         raise TypeError(f"{dtype!r} is not a numpy dtype: {exc}") from None
     if dt.kind not in "biufc" or dt.itemsize == 0 or dt.fields is not None or dt.subdtype is not None:
@@ -472,10 +475,10 @@ def _numeric_dtype(dtype: Any) -> np.dtype:
 def _check_shape(shape: Any, n: int) -> Shape:
     if shape is None:
         return (n,)
-    shape = tuple(operator.index(s) for s in shape)
-    if any(s < 0 for s in shape) or int(np.prod(shape, dtype=np.int64)) != n:
-        raise ValueError(f"shape {shape} does not hold {n} elements")
-    return shape
+    checked = tuple(operator.index(s) for s in shape)
+    if any(s < 0 for s in checked) or int(np.prod(checked, dtype=np.int64)) != n:
+        raise ValueError(f"shape {checked} does not hold {n} elements")
+    return checked
 
 
 def _normalize_index(i: int, size: int, axis: int) -> int:
@@ -491,7 +494,7 @@ def _position(i: int, shape: Shape) -> tuple[int, ...]:
     return tuple(int(p) for p in np.unravel_index(i, shape))
 
 
-def _nest(flat: Sequence[Any], shape: Shape) -> list:
+def _nest(flat: Sequence[Any], shape: Shape) -> list[Any]:
     if len(shape) == 1:
         return list(flat)
     step = int(np.prod(shape[1:], dtype=np.int64))

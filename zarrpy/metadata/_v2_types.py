@@ -73,11 +73,11 @@ def _parse_typestr(s: str, field_name: str) -> np.dtype:
     return dt
 
 
-def _parse_structured(fields: list, field_name: str) -> np.dtype:
+def _parse_structured(fields: list[Any], field_name: str) -> np.dtype:
     if not fields:
         raise MetadataError(f"{field_name}: a structured dtype needs at least one field")
-    parts = []
-    names = set()
+    parts: list[tuple[str, np.dtype[Any]] | tuple[str, np.dtype[Any], tuple[int, ...]]] = []
+    names: set[str] = set()
     for i, item in enumerate(fields):
         where = f"{field_name}[{i}]"
         if not isinstance(item, list) or len(item) not in (2, 3) or not isinstance(item[0], str):
@@ -99,12 +99,12 @@ def _parse_structured(fields: list, field_name: str) -> np.dtype:
         raise MetadataError(f"{field_name}: not a valid structured dtype: {exc}") from None
 
 
-def dtype_to_json_v2(dtype: np.dtype) -> str | list:
+def dtype_to_json_v2(dtype: np.dtype) -> str | list[Any]:
     """The V2 ``dtype`` member for a numpy dtype (the inverse of :func:`parse_dtype_v2`)."""
     dtype = np.dtype(dtype)
     if dtype.fields is not None:
         out = []
-        for name in dtype.names:
+        for name in dtype.names or ():
             sub = dtype.fields[name][0]
             if sub.subdtype is not None:
                 base, shape = sub.subdtype

@@ -123,12 +123,15 @@ def load_consolidated(
         if member is None:
             return None
         key = join_key(path, METADATA_KEY)
-        return ConsolidatedMetadata(_checked(parse_consolidated_v3(member, key), key))
+        nodes_v3 = parse_consolidated_v3(member, key)
+        _check_hierarchy(nodes_v3, key)
+        return ConsolidatedMetadata(nodes_v3)
     if isinstance(metadata, GroupMetadataV2) and zmetadata is not None:
         key = join_key(path, ZMETADATA_KEY)
         nodes = parse_consolidated_v2(parse_json_document(zmetadata, key), key)
         nodes.pop("", None)  # the group itself: its live .zgroup/.zattrs were read with it
-        return ConsolidatedMetadata(_checked(nodes, key))
+        _check_hierarchy(nodes, key)
+        return ConsolidatedMetadata(nodes)
     return None
 
 
@@ -202,7 +205,7 @@ def _is_node_path(rel: Any) -> bool:
         return False
 
 
-def _checked(nodes: dict[str, AnyMetadata], key: str) -> dict[str, AnyMetadata]:
+def _check_hierarchy(nodes: Mapping[str, AnyMetadata], key: str) -> None:
     """Refuse a snapshot whose nodes cannot form a hierarchy."""
     for rel in nodes:
         if not _is_node_path(rel):
@@ -211,7 +214,6 @@ def _checked(nodes: dict[str, AnyMetadata], key: str) -> dict[str, AnyMetadata]:
         if parent and not isinstance(nodes.get(parent), (GroupMetadataV3, GroupMetadataV2)):
             what = "missing" if parent not in nodes else "an array"
             raise MetadataError(f"{key!r}: consolidated metadata lists {rel!r} but its parent {parent!r} is {what}")
-    return nodes
 
 
 # -- writing ---------------------------------------------------------------------

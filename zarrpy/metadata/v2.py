@@ -132,7 +132,7 @@ class ArrayMetadataV2:
 
     shape: tuple[int, ...]
     chunks: tuple[int, ...]
-    dtype: str | list
+    dtype: str | list[Any]
     compressor: dict[str, Any] | None = None
     fill_value: Any = None
     order: str = "C"
@@ -176,7 +176,7 @@ class ArrayMetadataV2:
                 f"(one of {', '.join(SUPPORTED_OBJECT_CODEC_IDS)}); found none"
             )
         where, codec = found
-        codec_id = codec["id"]
+        codec_id: str = codec["id"]  # one of OBJECT_CODEC_IDS: find_object_codec matched it
         if codec_id in _REFUSED_OBJECT_CODECS:
             raise MetadataError(
                 f"{where}: object codec {codec_id!r} is not supported: {_REFUSED_OBJECT_CODECS[codec_id]} "

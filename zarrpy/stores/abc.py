@@ -198,7 +198,7 @@ class Store(ABC):
     def __eq__(self, other: object) -> bool:
         if self is other:
             return True
-        return type(self) is type(other) and self.url is not None and self.url == other.url  # type: ignore[attr-defined]
+        return type(self) is type(other) and self.url is not None and self.url == other.url
 
     def __hash__(self) -> int:
         return hash((type(self), self.url)) if self.url is not None else id(self)

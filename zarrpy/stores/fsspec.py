@@ -220,12 +220,13 @@ class FsspecStore(Store):
         path = self._full(key)
         try:
             self.fs.invalidate_cache(path)
-            info = self.fs.info(path)
+            info: dict[str, Any] = self.fs.info(path)
         except self._missing:
             return False
         except Exception as exc:  # noqa: BLE001
             raise self._error("stat", key, exc) from exc
-        return info.get("type") != "directory"
+        kind: str | None = info.get("type")
+        return kind != "directory"
 
     def _size(self, key: str, path: str) -> int | None:
         """The value's length in bytes, or None if the key is missing."""
@@ -455,7 +456,8 @@ class FsspecStore(Store):
     def url(self) -> str:
         if self._url is not None:
             return self._url
-        return self.fs.unstrip_protocol(self.path)
+        url: str = self.fs.unstrip_protocol(self.path)
+        return url
 
     def __reduce__(self) -> tuple[Any, ...]:
         if self._url is not None:

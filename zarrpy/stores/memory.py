@@ -103,7 +103,7 @@ class MemoryStore(Store):
 
     # -- identity and pickling ------------------------------------------
     def __eq__(self, other: object) -> bool:
-        return type(self) is type(other) and self._data is other._data  # type: ignore[attr-defined]
+        return type(self) is type(other) and self._data is other._data
 
     def __hash__(self) -> int:
         return hash((type(self), id(self._data)))
