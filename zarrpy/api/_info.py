@@ -118,7 +118,7 @@ class ArrayInfo(_Info):
         else:
             nobjects = a.nshards_initialized
         if a.shards is not None:
-            d["shards_initialized"] = f"{nobjects}/{math.prod(a._grid.grid_shape)}"
+            d["shards_initialized"] = f"{nobjects}/{math.prod(a._io.grid.grid_shape)}"
         d["chunks_initialized"] = f"{nobjects * a._chunks_per_object()}/{a.nchunks}"
         return cls(d)
 

@@ -33,6 +33,18 @@ from ..core.byte_range import ByteRequest
 from ..core.dtypes import DataType
 from ..errors import CodecError
 from ._config import check_keys
+from .fill import is_fill
+from .merge import ChunkWrite, merge_writes
+from .partial import (
+    DEFAULT_OPTIONS,
+    WHOLE_ONLY,
+    ArrayPartialDecoder,
+    CodecCapabilities,
+    DecodeOptions,
+    WholeBytesDecoder,
+    WholeChunkDecoder,
+    full_selection,
+)
 
 
 @dataclass(frozen=True, slots=True)
@@ -63,18 +75,6 @@ class ByteReader(Protocol):
     def __call__(self, request: ByteRequest | None = None) -> bytes | None: ...
 
     def read_many(self, requests: Sequence[ByteRequest | None]) -> list[bytes | None]: ...
-
-
-class ArrayPartialDecoder(Protocol):
-    """Decodes part of one stored chunk, reading only the bytes it needs.
-
-    ``selection`` has one entry per chunk dimension: a slice with a positive
-    step, or a 1-D integer array (orthogonal indexing, like
-    ``chunk[np.ix_(...)]``). The result has the selection's shape, or is None
-    when the chunk does not exist (the caller uses the fill value).
-    """
-
-    def decode_selection(self, selection: tuple[slice | np.ndarray, ...]) -> ArrayBytes | None: ...
 
 
 class Codec(ABC):
@@ -140,6 +140,12 @@ class Codec(ABC):
         """
         return spec
 
+    @property
+    def capabilities(self) -> CodecCapabilities:
+        """What this codec's partial decoder does better than decoding
+        everything (default: nothing; see :mod:`zarrpy.codecs.partial`)."""
+        return WHOLE_ONLY
+
     def __eq__(self, other: object) -> bool:
         return type(self) is type(other) and self.to_json() == other.to_json()  # type: ignore[union-attr]
 
@@ -167,11 +173,41 @@ class ArrayToArrayCodec(Codec):
     def decode(self, chunk: ArrayBytes, spec: ChunkSpec) -> ArrayBytes:
         """Invert :meth:`encode`; ``spec`` is the *decoded* chunk's spec."""
 
+    def partial_decoder(self, input: ArrayPartialDecoder, spec: ChunkSpec) -> ArrayPartialDecoder:
+        """A decoder of selections of the *decoded* chunk (``spec``) over
+        ``input``, the decoder of the encoded chunk. Default: decode all of it."""
+        encoded = self.resolve(spec)
+
+        def load() -> ArrayBytes | None:
+            chunk = input.decode_selection(full_selection(encoded.shape))
+            return None if chunk is None else self.decode(chunk, spec)
+
+        return WholeChunkDecoder(load)
+
+
+@dataclass(frozen=True, slots=True)
+class InnerChunks:
+    """Chunks inside a stored chunk (a shard's inner chunks): their shape and
+    the chain that encodes each."""
+
+    shape: Shape
+    codecs: Any  # CodecChain (chain.py imports this module)
+
 
 class ArrayToBytesCodec(Codec):
     """Serialises a chunk's elements to bytes."""
 
     __slots__ = ()
+
+    def inner_chunks(self) -> InnerChunks | None:
+        """The chunks this codec stores independently inside one stored
+        chunk (``sharding_indexed``: its inner chunks), else None."""
+        return None
+
+    def ragged_dtype(self) -> np.dtype | None:
+        """The numpy type of each element when elements are 1-D arrays of
+        numbers (numcodecs ``vlen-array``), else None."""
+        return None
 
     @abstractmethod
     def encode(self, chunk: ArrayBytes, spec: ChunkSpec) -> bytes: ...
@@ -187,6 +223,35 @@ class ArrayToBytesCodec(Codec):
     def compute_encoded_size(self, spec: ChunkSpec) -> int | None:
         """Encoded size in bytes when it is fixed by ``spec``, else None."""
         return None
+
+    def partial_decoder(
+        self, input: ByteReader, spec: ChunkSpec, options: DecodeOptions = DEFAULT_OPTIONS
+    ) -> ArrayPartialDecoder:
+        """A decoder of selections of one stored chunk of ``spec``, reading
+        from ``input`` (the encoded bytes). Default: read and decode it whole."""
+
+        def load() -> ArrayBytes | None:
+            data = input(None)
+            return None if data is None else self.decode(data, spec)
+
+        return WholeChunkDecoder(load)
+
+    def update(
+        self, old: bytes | None, writes: Sequence[ChunkWrite], spec: ChunkSpec, *, keep_fill: bool = False
+    ) -> bytes | None:
+        """The stored chunk after writing each block at its selection (later
+        writes win); None when it ends up all fill and ``keep_fill`` is False.
+
+        ``old`` is the chunk's current encoding (None: missing, all fill).
+        Default: decode ``old`` (unless a write covers the chunk whole),
+        merge, encode. Codecs that hold many independently encoded pieces
+        (``sharding_indexed``) override this to touch only what the writes
+        reach and keep the other pieces' bytes.
+        """
+        chunk = merge_writes(lambda data: self.decode(data, spec), old, writes, spec, self.name)
+        if not keep_fill and is_fill(chunk, spec):
+            return None
+        return self.encode(chunk, spec)
 
 
 class BytesToBytesCodec(Codec):
@@ -204,9 +269,15 @@ class BytesToBytesCodec(Codec):
         """Encoded size for an input of ``input_nbytes``, if deterministic."""
         return None
 
+    def partial_decoder(self, input: ByteReader, spec: ChunkSpec) -> ByteReader:
+        """A reader of the *decoded* bytes over ``input``, the reader of the
+        encoded ones. Default: read everything once, decode once, slice."""
+        return WholeBytesDecoder(input, lambda data: self.decode(data, spec))
+
 
 __all__ = [
     "ArrayPartialDecoder",
+    "InnerChunks",
     "ArrayToArrayCodec",
     "ArrayToBytesCodec",
     "ByteReader",

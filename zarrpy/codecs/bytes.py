@@ -12,14 +12,24 @@ V3 name: ``bytes`` (legacy alias ``endian``); V2: implied by the dtype.
 from __future__ import annotations
 
 import sys
-from typing import Any, Mapping
+from typing import Any, Mapping, Sequence
 
 import numpy as np
 
 from ..core.array_bytes import ArrayBytes
 from ..errors import ChunkDecodeError, CodecError
 from ._config import check_choice, check_keys
-from .abc import ArrayToBytesCodec, ChunkSpec
+from ..core.byte_range import ShortRead, coalesce_ranges, read_coalesced
+from .abc import ArrayToBytesCodec, ByteReader, ChunkSpec
+from .partial import (
+    DEFAULT_OPTIONS,
+    PARTIAL,
+    ArrayPartialDecoder,
+    ChunkSelection,
+    CodecCapabilities,
+    DecodeOptions,
+    WholeChunkDecoder,
+)
 
 
 class BytesCodec(ArrayToBytesCodec):
@@ -80,6 +90,101 @@ class BytesCodec(ArrayToBytesCodec):
         return ArrayBytes.from_array(arr)
 
 
+    @property
+    def capabilities(self) -> CodecCapabilities:
+        return PARTIAL
+
+    def partial_decoder(
+        self, input: ByteReader, spec: ChunkSpec, options: DecodeOptions = DEFAULT_OPTIONS
+    ) -> ArrayPartialDecoder:
+        """Reads only the byte ranges of the selected elements; see :class:`BytesPartialDecoder`."""
+        return BytesPartialDecoder(self, input, spec, options)
+
+
+class BytesPartialDecoder(ArrayPartialDecoder):
+    """Selections of one ``bytes``-encoded chunk, read by byte range.
+
+    The elements a set of selections needs are grouped into runs of
+    neighbours, and the runs fetched in one batched read (runs at most
+    ``max_gap_nbytes`` apart, default 0, are merged). When that would take
+    more than :attr:`MAX_RUNS` requests, the span from the first to the last
+    needed byte is read in one request instead; when the needed bytes are
+    most of the chunk, the chunk is read and decoded whole.
+    """
+
+    MAX_RUNS = 64
+    __slots__ = ("codec", "input", "spec", "max_gap_nbytes")
+
+    def __init__(self, codec: BytesCodec, input: ByteReader, spec: ChunkSpec, options: DecodeOptions):
+        self.codec, self.input, self.spec = codec, input, spec
+        self.max_gap_nbytes = options.max_gap_nbytes or 0
+
+    def decode_selections(self, selections: Sequence[ChunkSelection]) -> list[ArrayBytes | None]:
+        spec = self.spec
+        flats = [_flat_indices(s, spec.shape) for s in selections]
+        wanted = np.unique(np.concatenate([f.reshape(-1) for f in flats])) if flats else np.zeros(0, np.int64)
+        itemsize = spec.dtype.numpy.itemsize
+        if wanted.size * itemsize * 2 > spec.size * itemsize or not wanted.size:
+            return WholeChunkDecoder(self._whole).decode_selections(selections)
+        # Runs of neighbouring elements: [first, last] element of each.
+        breaks = np.flatnonzero(np.diff(wanted) != 1)
+        firsts = wanted[np.concatenate(([0], breaks + 1))]
+        lasts = wanted[np.concatenate((breaks, [wanted.size - 1]))]
+        gap = self.max_gap_nbytes
+        if coalesce_ranges(firsts * itemsize, (lasts + 1) * itemsize, gap)[0].size > self.MAX_RUNS:
+            gap = spec.size * itemsize  # one request for the span
+        try:
+            got = read_coalesced(
+                self.input, firsts * itemsize, (lasts + 1) * itemsize, gap, short_read_error=self._short
+            )
+        except _Missing:
+            return [None] * len(selections)
+        buf, run_pos = got.joined()
+        run = np.searchsorted(firsts, wanted, side="right") - 1
+        where = run_pos[run] + (wanted - firsts[run]) * itemsize  # byte position of each wanted element
+        raw = np.frombuffer(buf, dtype=np.uint8)
+        stored = self.codec._stored_dtype(spec.dtype.numpy)
+        out = []
+        for flat in flats:
+            k = np.searchsorted(wanted, flat.reshape(-1))
+            picked = raw[where[k][:, None] + np.arange(itemsize)].reshape(-1).view(stored).reshape(flat.shape)
+            out.append(ArrayBytes.from_array(_native(picked, spec.dtype.numpy)))
+        return out
+
+    def _whole(self) -> ArrayBytes | None:
+        data = self.input(None)
+        return None if data is None else self.codec.decode(data, self.spec)
+
+    def _short(self, s: ShortRead) -> Exception:
+        if s.missing:
+            return _Missing()
+        return ChunkDecodeError(
+            f"codec 'bytes': the chunk ends at byte {s.got_end}, before the elements in bytes "
+            f"[{s.start}, {s.end}) of a chunk of shape {self.spec.shape} of {self.spec.dtype.name}"
+        )
+
+
+class _Missing(Exception):
+    """The chunk does not exist (raised inside a read, caught by the decoder)."""
+
+
+def _flat_indices(selection: ChunkSelection, shape: Sequence[int]) -> np.ndarray:
+    """C-order element positions of ``chunk[np.ix_(selection)]``, in the selection's shape."""
+    parts = [
+        np.arange(*s.indices(n), dtype=np.int64) if isinstance(s, slice) else np.asarray(s, dtype=np.int64).reshape(-1)
+        for s, n in zip(selection, shape)
+    ]
+    if not parts:
+        return np.zeros((), dtype=np.int64)
+    return np.ravel_multi_index(np.ix_(*parts), tuple(shape)).astype(np.int64, copy=False)
+
+
+def _native(arr: np.ndarray, native: np.dtype) -> np.ndarray:
+    if arr.dtype.byteorder not in ("=", "|") and arr.dtype.byteorder != _NATIVE:
+        return arr.astype(native)
+    return arr
+
+
 _NATIVE = "<" if sys.byteorder == "little" else ">"
 
-__all__ = ["BytesCodec"]
+__all__ = ["BytesCodec", "BytesPartialDecoder"]

@@ -12,7 +12,10 @@ from typing import Any, Iterable, Mapping, Sequence
 
 from ..core.array_bytes import ArrayBytes
 from ..errors import ChunkDecodeError, CodecError
-from .abc import ArrayToArrayCodec, ArrayToBytesCodec, BytesToBytesCodec, ChunkSpec, Codec
+from .abc import ArrayToArrayCodec, ArrayToBytesCodec, ByteReader, BytesToBytesCodec, ChunkSpec, Codec
+from .fill import is_fill
+from .merge import ChunkWrite, merge_writes
+from .partial import DEFAULT_OPTIONS, PARTIAL, PARTIAL_UNCHECKED, WHOLE_ONLY, ArrayPartialDecoder, CodecCapabilities, DecodeOptions
 from .registry import codec_from_json
 
 
@@ -139,54 +142,42 @@ class BoundChain:
 
 
     @property
-    def _numpy_codec(self):
+    def capabilities(self) -> CodecCapabilities:
+        """Partial decoding pays off only when every codec reads partially;
+        it skips checks when any codec's partial reads do."""
+        caps = [c.capabilities for c in self.chain.codecs]
+        if not all(c.partial_decode for c in caps):
+            return WHOLE_ONLY
+        return PARTIAL_UNCHECKED if any(c.skips_checks for c in caps) else PARTIAL
+
+    def partial_decoder(self, read: ByteReader, options: DecodeOptions = DEFAULT_OPTIONS) -> ArrayPartialDecoder:
+        """A decoder of selections of one stored chunk, composed bottom-up:
+        ``read`` (the stored bytes) wrapped by each bytes-to-bytes codec, then
+        the array-to-bytes codec, then each array-to-array codec (see
+        :mod:`zarrpy.codecs.partial`). Always available; it reads only what it
+        needs where :attr:`capabilities` says so, else decodes the whole chunk."""
+        reader: ByteReader = read
+        for codec in reversed(self.chain.bytes_to_bytes):
+            reader = codec.partial_decoder(reader, self._a2b_spec)
+        decoder = self.chain.array_to_bytes.partial_decoder(reader, self._a2b_spec, options)
+        for codec, spec in zip(reversed(self.chain.array_to_array), reversed(self._a2a_specs)):
+            decoder = codec.partial_decoder(decoder, spec)
+        return decoder
+
+    def update(self, old: bytes | None, writes: Sequence[ChunkWrite], *, keep_fill: bool = False) -> bytes | None:
+        """The stored chunk after ``writes`` (see :meth:`ArrayToBytesCodec.update`);
+        None when it ends up all fill and ``keep_fill`` is False.
+
+        A chain of just an array-to-bytes codec hands the update to that codec
+        (``sharding_indexed`` then rewrites only the inner chunks written);
+        otherwise the chunk is decoded, merged and encoded whole."""
         a2b = self.chain.array_to_bytes
-        return None if self.chain.array_to_array or not hasattr(a2b, "decode_numpy") else a2b
-
-    @property
-    def has_numpy_path(self) -> bool:
-        """True when :meth:`encode_numpy` / :meth:`decode_numpy` apply."""
-        return self._numpy_codec is not None
-
-    def encode_numpy(self, array):
-        """Encode a whole chunk given as a numpy array, when the array-to-bytes
-        codec can do so directly (e.g. vlen-utf8); None otherwise."""
-        codec = self._numpy_codec
-        if codec is None:
+        if not self.chain.array_to_array and not self.chain.bytes_to_bytes:
+            return a2b.update(old, writes, self._a2b_spec, keep_fill=keep_fill)
+        chunk = merge_writes(self.decode, old, writes, self.spec, a2b.name)
+        if not keep_fill and is_fill(chunk, self.spec):
             return None
-        data = codec.encode_numpy(array, self._a2b_spec)
-        for b2b in self.chain.bytes_to_bytes:
-            data = b2b.encode(data, self._a2b_spec)
-        return data
-
-    def decode_numpy(self, data: bytes):
-        """Decode a whole chunk straight to numpy when the array-to-bytes codec
-        can (the counterpart of :meth:`encode_numpy`); None otherwise."""
-        codec = self._numpy_codec
-        if codec is None:
-            return None
-        for b2b in reversed(self.chain.bytes_to_bytes):
-            data = b2b.decode(data, self._a2b_spec)
-        return codec.decode_numpy(data, self._a2b_spec)
-
-    @property
-    def has_partial_decoder(self) -> bool:
-        """True when :meth:`partial_decoder` offers one."""
-        return not self.chain.array_to_array and not self.chain.bytes_to_bytes and hasattr(
-            self.chain.array_to_bytes, "partial_decoder"
-        )
-
-    def partial_decoder(self, read, **options):
-        """A decoder of chosen elements that reads only what it needs, or None.
-
-        Offered when the chain is just an array-to-bytes codec with a
-        ``partial_decoder(read, spec)`` method (e.g. ``zarrs.vlen``): with any
-        other codec around it, the stored bytes must be decoded whole anyway.
-        ``read(byte_request)`` returns a byte range of the stored chunk.
-        """
-        if not self.has_partial_decoder:
-            return None
-        return self.chain.array_to_bytes.partial_decoder(read, self._a2b_spec, **options)
+        return self.encode(chunk)
 
 
 def _check_shape(chunk: ArrayBytes, spec: ChunkSpec, codec: Codec) -> None:

@@ -17,13 +17,15 @@ it writes ``{"name": "crc32c"}`` (as zarr-python does) and also reads
 from __future__ import annotations
 
 import struct
-from typing import Any, Mapping
+from typing import Any, Mapping, Sequence
 
 import google_crc32c
 
 from ..errors import ChecksumError, ChunkDecodeError
 from ._config import check_keys
-from .abc import BytesToBytesCodec, ChunkSpec
+from ..core.byte_range import ByteRequest, RangeRequest, SuffixRequest
+from .abc import ByteReader, BytesToBytesCodec, ChunkSpec
+from .partial import PARTIAL_UNCHECKED, CodecCapabilities
 
 _CHECKSUM = struct.Struct("<I")
 
@@ -71,6 +73,54 @@ class Crc32cCodec(BytesToBytesCodec):
                 f"computed {actual:#010x} over {len(payload)} bytes"
             )
         return payload
+
+    @property
+    def capabilities(self) -> CodecCapabilities:
+        return PARTIAL_UNCHECKED
+
+    def partial_decoder(self, input: ByteReader, spec: ChunkSpec) -> ByteReader:
+        """Ranges pass through to ``input`` unchecked (a checksum covers the
+        whole value); a whole read (``None``) is checked as :meth:`decode` checks."""
+        return _Crc32cReader(self, input, spec)
+
+
+class _Crc32cReader:
+    """The payload of a crc32c-encoded value: ranges read straight through."""
+
+    __slots__ = ("codec", "input", "spec")
+
+    def __init__(self, codec: Crc32cCodec, input: ByteReader, spec: ChunkSpec):
+        self.codec, self.input, self.spec = codec, input, spec
+
+    def _request(self, request: ByteRequest | None) -> ByteRequest | None:
+        # Suffixes and open ends are relative to the payload's end, 4 bytes
+        # before the value's: ask for the checksum too and cut it off after.
+        if isinstance(request, SuffixRequest):
+            return SuffixRequest(request.length + _CHECKSUM.size)
+        return request
+
+    def _answer(self, request: ByteRequest | None, raw: bytes | None) -> bytes | None:
+        if raw is None:
+            return None
+        if request is None:
+            return self.codec.decode(raw, self.spec)
+        if isinstance(request, RangeRequest):
+            return raw
+        # Offset or suffix requests read to the end of the value: drop the checksum.
+        if len(raw) < _CHECKSUM.size:
+            if isinstance(request, SuffixRequest):
+                raise ChunkDecodeError(
+                    f"codec 'crc32c': {len(raw)} bytes is too short to hold a 4-byte checksum"
+                )
+            return b""
+        return raw[: len(raw) - _CHECKSUM.size]
+
+    def __call__(self, request: ByteRequest | None = None) -> bytes | None:
+        return self._answer(request, self.input(self._request(request)))
+
+    def read_many(self, requests: Sequence[ByteRequest | None]) -> list[bytes | None]:
+        raws = self.input.read_many([self._request(r) for r in requests])
+        return [self._answer(r, raw) for r, raw in zip(requests, raws)]
 
 
 __all__ = ["Crc32cCodec"]

@@ -42,7 +42,8 @@ from ..core.byte_range import ByteRequest, RangeRequest, ShortRead, SuffixReques
 from ..core.dtypes import DataType
 from ..errors import BoundsCheckError, ChunkDecodeError, CodecError
 from ._config import check_choice, check_keys
-from .abc import ArrayToBytesCodec, ChunkSpec
+from .abc import ArrayToBytesCodec, ByteReader, ChunkSpec
+from .partial import DEFAULT_OPTIONS, PARTIAL, WHOLE_ONLY, ArrayPartialDecoder, CodecCapabilities, DecodeOptions
 from .bytes import BytesCodec
 from .chain import BoundChain, CodecChain
 
@@ -58,7 +59,6 @@ _UINT8 = DataType.from_json("uint8")
 # Offsets are read into int64; no chunk can hold more bytes than this.
 _MAX_OFFSET = 2**62
 
-ByteReader = Callable[[ByteRequest | None], "bytes | None"]
 """Reads a byte range of one encoded chunk (``None``: all of it).
 
 Returns None when the chunk does not exist; may return fewer bytes than
@@ -201,16 +201,23 @@ class VlenCodec(ArrayToBytesCodec):
         return ArrayBytes(spec.shape, offsets=offsets, data=payload)
 
     # -- partial decoding ----------------------------------------------
+    @property
+    def capabilities(self) -> CodecCapabilities:
+        """Elements are read by byte range when the data part is raw bytes."""
+        return PARTIAL if self.data_is_raw else WHOLE_ONLY
+
     def partial_decoder(
         self,
-        read: ByteReader,
+        input: ByteReader,
         spec: ChunkSpec,
+        options: DecodeOptions = DEFAULT_OPTIONS,
         *,
         total_nbytes: int | None = None,
-        max_gap_nbytes: int = 0,
+        max_gap_nbytes: int | None = None,
     ) -> VlenPartialDecoder:
         """A reader of single elements of one encoded chunk; see :class:`VlenPartialDecoder`."""
-        return VlenPartialDecoder(self, read, spec, total_nbytes=total_nbytes, max_gap_nbytes=max_gap_nbytes)
+        gap = max_gap_nbytes if max_gap_nbytes is not None else options.max_gap_nbytes
+        return VlenPartialDecoder(self, input, spec, total_nbytes=total_nbytes, max_gap_nbytes=gap or 0)
 
     def decode_elements(
         self, read: ByteReader, spec: ChunkSpec, flat_indices: Any, *, total_nbytes: int | None = None
@@ -276,7 +283,7 @@ class VlenCodec(ArrayToBytesCodec):
         return decoded.tobytes()
 
 
-class VlenPartialDecoder:
+class VlenPartialDecoder(ArrayPartialDecoder):
     """Reads chosen elements of one encoded ``zarrs.vlen`` chunk.
 
     ``read`` fetches byte ranges of the *encoded chunk* (see
@@ -331,6 +338,9 @@ class VlenPartialDecoder:
         if self._offsets is None and not self._missing:
             self._load_index()
         return self._offsets
+
+    def decode_selections(self, selections: Sequence[tuple[Any, ...]]) -> list[ArrayBytes | None]:
+        return [self.decode_selection(s) for s in selections]
 
     def decode_selection(self, selection: tuple[Any, ...]) -> ArrayBytes | None:
         """The orthogonal ``selection`` (slices / 1-D int arrays per dimension)

@@ -79,6 +79,9 @@ class VlenArrayCodec(ArrayToBytesCodec):
             )
         return spec
 
+    def ragged_dtype(self) -> np.dtype:
+        return np.dtype(self.dtype).newbyteorder("=")
+
     def encode(self, chunk: ArrayBytes, spec: ChunkSpec) -> bytes:
         if chunk.is_fixed:
             raise CodecError(f"codec {self.name!r}: expected a variable-length chunk, got {chunk!r}")

@@ -114,47 +114,47 @@ class InterleavedVlenCodec(ArrayToBytesCodec):
             raise CodecError(f"codec {self.name!r}: expected a variable-length chunk, got {chunk!r}")
         if chunk.size != spec.size:
             raise CodecError(f"codec {self.name!r}: chunk has {chunk.size} elements, spec says {spec.size}")
+        elements = chunk.elements
+        if elements is not None:
+            # numcodecs' VLenUTF8 / VLenBytes write exactly this layout in one
+            # compiled loop; per-element work in Python is what makes string IO slow.
+            encoded = _numcodecs_codec(spec).encode(elements.reshape(-1).astype(object))
+            return encoded if isinstance(encoded, bytes) else bytes(encoded)
         return encode_interleaved(chunk.offsets, chunk.data, codec=self.name)
 
     def decode(self, data: bytes, spec: ChunkSpec) -> ArrayBytes:
-        """Parse an interleaved chunk of ``spec.size`` elements.
+        """Parse an interleaved chunk of ``spec.size`` elements into numpy
+        elements (StringDType for strings, else ``bytes`` objects).
+
+        The header count is checked before anything is allocated. Bytes after
+        the last element are ignored, as numcodecs and zarr-python ignore them.
 
         Raises
         ------
         ChunkDecodeError
             If the header count differs from ``spec.size``, the buffer is
-            truncated, an element runs past its end, or bytes trail the last
-            element.
+            truncated or an element runs past its end (or, for strings, is not
+            UTF-8).
         """
-        offsets, payload = decode_interleaved(data, spec.size, codec=self.name)
-        return ArrayBytes(spec.shape, offsets=offsets, data=payload)
-
-    # -- straight between numpy and bytes: the array edge's fast path -------
-    # numcodecs' VLenUTF8 / VLenBytes write exactly this layout in one compiled
-    # loop; per-element work in Python is what makes string IO slow.
-    def encode_numpy(self, array: np.ndarray, spec: ChunkSpec) -> bytes:
-        """Encode a whole chunk given as a StringDType (or object-of-bytes) array."""
-        encoded = _numcodecs_codec(spec).encode(array.reshape(-1).astype(object))
-        return encoded if isinstance(encoded, bytes) else bytes(encoded)
-
-    def decode_numpy(self, data: bytes, spec: ChunkSpec) -> np.ndarray:
-        """Decode a whole chunk to a StringDType (or object-of-bytes) array.
-
-        The header count is checked before anything is allocated. Unlike
-        :meth:`decode`, bytes after the last element are ignored, as numcodecs
-        and zarr-python ignore them.
-        """
-        if len(data) < 4:
+        if len(data) < _HEADER_NBYTES:
             raise ChunkDecodeError(f"codec {self.name!r}: {len(data)} bytes is too short for the element count")
-        count = int.from_bytes(data[:4], "little")
+        (count,) = _U32.unpack_from(data, 0)
         if count != spec.size:
             raise ChunkDecodeError(f"codec {self.name!r}: header says {count} elements, the chunk has {spec.size}")
+        if len(data) < _HEADER_NBYTES + 4 * count:
+            raise ChunkDecodeError(
+                f"codec {self.name!r}: corrupt buffer, data seem truncated: {len(data)} bytes cannot hold {count} elements"
+            )
         try:
             items = _numcodecs_codec(spec).decode(data)
         except (ValueError, RuntimeError, UnicodeDecodeError) as exc:
+            # Say where the buffer breaks (the walk raises), else what numcodecs said.
+            _walk_lengths(data, count, self.name, allow_trailing=True)
             raise ChunkDecodeError(f"codec {self.name!r}: {exc}") from None
         items = items.reshape(spec.shape)
-        return items.astype(spec.dtype.numpy) if spec.dtype.is_string else items
+        if spec.dtype.is_string:
+            return ArrayBytes.from_elements(items.astype(spec.dtype.numpy))
+        return ArrayBytes.from_elements(items)
 
 
 class VlenUtf8Codec(InterleavedVlenCodec):
@@ -252,7 +252,7 @@ def decode_interleaved(buf: bytes, n: int, *, codec: str = "zarrs.vlen_v2") -> t
     return offsets, src[is_data].tobytes()
 
 
-def _walk_lengths(buf: bytes, n: int, codec: str) -> np.ndarray:
+def _walk_lengths(buf: bytes, n: int, codec: str, *, allow_trailing: bool = False) -> np.ndarray:
     """The n element lengths; checks that they tile ``buf`` exactly.
 
     Each length tells where the next one is, so this is a sequential walk:
@@ -280,7 +280,7 @@ def _walk_lengths(buf: bytes, n: int, codec: str) -> np.ndarray:
         raise ChunkDecodeError(
             f"codec {codec!r}: element {n - 1} runs past the end of the buffer ({len(buf)} bytes)"
         )
-    if pos < len(buf):
+    if pos < len(buf) and not allow_trailing:
         raise ChunkDecodeError(f"codec {codec!r}: {len(buf) - pos} bytes trail the last element")
     return np.array(lengths, dtype=np.int64)
 

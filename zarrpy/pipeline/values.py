@@ -15,7 +15,6 @@ from ..core._typing import Shape
 from ..core.array_bytes import ArrayBytes
 from ..core.dtypes import DataType
 from ..errors import CodecError, SelectionError
-from ..metadata.v3 import ArrayMetadataV3
 from ..core.ragged import RaggedArray
 
 
@@ -110,49 +109,67 @@ def _object_array(value: Any) -> np.ndarray:
     return arr
 
 
-def from_numpy(chunk: np.ndarray, data_type: DataType, ragged: np.dtype | None = None) -> ArrayBytes:
-    """The ArrayBytes of a whole chunk (variable form for strings/bytes, and
-    for the 1-D ``ragged`` element arrays of a ragged array's object chunk)."""
-    if ragged is not None:
-        return RaggedArray.from_list(list(chunk.reshape(-1)), ragged, shape=chunk.shape).to_array_bytes()
-    if not data_type.is_variable:
-        return ArrayBytes.from_array(chunk)
-    if data_type.is_string:
+class ElementForm:
+    """How one array's elements look at the user edge, and the conversions
+    between that numpy form and the pipeline's ArrayBytes.
+
+    Fixed-size types are numpy arrays of the type; strings StringDType;
+    bytes object arrays of ``bytes``; ragged numbers (numcodecs
+    ``vlen-array``, ``ragged`` is the element dtype) object arrays of 1-D
+    arrays at the chunk level and :class:`RaggedArray` in results.
+    """
+
+    __slots__ = ("data_type", "ragged", "fill")
+
+    def __init__(self, data_type: DataType, fill: Any, ragged: np.dtype | None = None):
+        self.data_type = data_type
+        self.ragged = ragged
+        self.fill = fill
+        """The fill value as one element (a numpy scalar for fixed types)."""
+
+    @property
+    def dtype(self) -> np.dtype:
+        return self.data_type.numpy
+
+    def coerce(self, value: Any, shape: Shape) -> np.ndarray:
+        """``value`` as elements broadcast to ``shape``, or a clear error
+        before anything is written (numpy's assignment rules)."""
+        if self.ragged is not None:
+            return coerce_ragged(value, self.ragged, shape)
+        return coerce_value(value, self.data_type, shape)
+
+    def to_array_bytes(self, chunk: np.ndarray) -> ArrayBytes:
+        """The ArrayBytes of a block of elements."""
+        if self.ragged is not None:
+            return RaggedArray.from_list(list(chunk.reshape(-1)), self.ragged, shape=chunk.shape).to_array_bytes()
+        if not self.data_type.is_variable:
+            return ArrayBytes.from_array(chunk)
+        if chunk.dtype.kind == "T" or (chunk.dtype.kind == "O" and not self.data_type.is_string):
+            return ArrayBytes.from_elements(chunk)
         return ArrayBytes.from_strings(chunk)
-    return ArrayBytes.from_bytes_objects(chunk)
 
+    def to_numpy(self, chunk: ArrayBytes) -> np.ndarray:
+        """The numpy form of a decoded chunk (or part of one)."""
+        if self.ragged is not None:
+            return RaggedArray.from_array_bytes(chunk, self.ragged).to_object_array()
+        data_type = self.data_type
+        if chunk.is_fixed:
+            if data_type.is_variable:
+                raise CodecError(f"a fixed-size chunk was decoded for variable-length type {data_type.name!r}")
+            return chunk.array
+        if not data_type.is_variable:
+            raise CodecError(f"a variable-length chunk was decoded for fixed-size type {data_type.name!r}")
+        return chunk.to_strings() if data_type.is_string else chunk.to_bytes_objects()
 
-def to_numpy(chunk: ArrayBytes, data_type: DataType) -> np.ndarray:
-    """The numpy form of a decoded chunk (StringDType / object for vlen)."""
-    if chunk.is_fixed:
-        if data_type.is_variable:
-            raise CodecError(f"a fixed-size chunk was decoded for variable-length type {data_type.name!r}")
-        return chunk.array
-    if not data_type.is_variable:
-        raise CodecError(f"a variable-length chunk was decoded for fixed-size type {data_type.name!r}")
-    return chunk.to_strings() if data_type.is_string else chunk.to_bytes_objects()
+    def fill_block(self, shape: Shape) -> Any:
+        """What to assign where a missing chunk is read."""
+        return self.fill if self.ragged is None else empty_elements(shape, self.ragged)
 
-
-def fill_scalar(metadata: ArrayMetadataV3) -> Any:
-    fill = metadata.fill_value
-    dtype = metadata.data_type.numpy
-    if metadata.data_type.is_variable:
-        return fill
-    if dtype.kind == "V":
-        return np.frombuffer(bytes(fill), dtype=dtype)[0]
-    return np.asarray(fill, dtype=dtype)[()]
-
-
-def all_equal(chunk: np.ndarray, fill: Any) -> bool:
-    """True if every element equals ``fill`` bit for bit (NaN payloads, -0.0 too)."""
-    if chunk.dtype.kind in "TO":
-        return bool(np.all(chunk == fill))
-    fill_bytes = np.asarray(fill, dtype=chunk.dtype).reshape(1)
-    itemsize = chunk.dtype.itemsize
-    if itemsize in (1, 2, 4, 8) and chunk.dtype.kind != "V":
-        view = np.dtype(f"u{itemsize}")
-        return bool(np.all(chunk.reshape(-1).view(view) == fill_bytes.view(view)[0]))
-    return bool(np.all(chunk.reshape(-1).view(np.uint8).reshape(-1, itemsize) == fill_bytes.view(np.uint8)))
+    def result(self, out: np.ndarray) -> Any:
+        """A read's result: ``out`` itself, or a RaggedArray of its elements."""
+        if self.ragged is None:
+            return out
+        return RaggedArray.from_list(list(out.reshape(-1)), self.ragged, shape=out.shape)
 
 
 def empty_elements(shape: Shape, dtype: np.dtype) -> np.ndarray:

@@ -38,6 +38,11 @@ from zarrpy.errors import ChecksumError, CodecError
 ZSTD = {"name": "zstd", "configuration": {"level": 1, "checksum": False}}
 
 
+def update_one(codec, old, selection, block, s):
+    """The shard after one write of ``block`` at ``selection``."""
+    return codec.update_many(old, [(selection, block)], s)
+
+
 def _positions(shape, inner):
     grid = tuple(s // c for s, c in zip(shape, inner))
     return grid, list(itertools.product(*(range(g) for g in grid)))
@@ -71,7 +76,7 @@ def test_update_matches_numpy(data):
     expected = before.copy()
     expected[ix] = block
 
-    new = codec.update(old, selection, fixed(block), s)
+    new = update_one(codec, old, selection, fixed(block), s)
 
     grid, coords = _positions(shape, inner)
     nchunks = len(coords)
@@ -101,11 +106,11 @@ def test_untouched_inner_chunks_are_copied_not_reencoded():
     s = spec((6,), "uint8")
     old = bytearray(codec.encode(fixed(np.array([1, 2, 3, 4, 5, 6], "uint8")), s))
     old[1] ^= 0xFF  # inner chunk 0, data byte: its crc no longer matches
-    new = codec.update(bytes(old), (slice(4, 5),), fixed(np.array([9], "uint8")), s)
+    new = update_one(codec, bytes(old), (slice(4, 5),), fixed(np.array([9], "uint8")), s)
     assert inner_bytes(new, 3)[0] == bytes(old[0:6])
     assert inner_bytes(new, 3)[1] == bytes(old[6:12])
     with pytest.raises(ChecksumError):
-        codec.update(bytes(old), (slice(1, 2),), fixed(np.array([9], "uint8")), s)
+        update_one(codec, bytes(old), (slice(1, 2),), fixed(np.array([9], "uint8")), s)
 
 
 def test_complete_inner_chunks_are_not_decoded():
@@ -113,7 +118,7 @@ def test_complete_inner_chunks_are_not_decoded():
     s = spec((4,), "uint8")
     old = bytearray(codec.encode(fixed(np.array([1, 2, 3, 4], "uint8")), s))
     old[0] ^= 0xFF  # corrupt inner chunk 0, which the write covers whole
-    new = codec.update(bytes(old), (slice(0, 2),), fixed(np.array([7, 8], "uint8")), s)
+    new = update_one(codec, bytes(old), (slice(0, 2),), fixed(np.array([7, 8], "uint8")), s)
     assert codec.decode(new, s).array.tolist() == [7, 8, 3, 4]
     assert inner_bytes(new, 2)[1] == bytes(old[6:12])
 
@@ -121,15 +126,15 @@ def test_complete_inner_chunks_are_not_decoded():
 def test_missing_shard_and_all_fill_results():
     codec = sharding([2, 2])
     s = spec((4, 4), "int16", -1)
-    assert codec.update(None, (slice(0, 4), slice(0, 4)), fixed(np.full((4, 4), -1, "int16")), s) is None
-    new = codec.update(None, (slice(1, 2), np.array([3])), fixed(np.array([[5]], "int16")), s)
+    assert update_one(codec, None, (slice(0, 4), slice(0, 4)), fixed(np.full((4, 4), -1, "int16")), s) is None
+    new = update_one(codec, None, (slice(1, 2), np.array([3])), fixed(np.array([[5]], "int16")), s)
     expected = np.full((4, 4), -1, "int16")
     expected[1, 3] = 5
     assert_identical(codec.decode(new, s).array, expected)
     assert [b is not None for b in inner_bytes(new, 4)] == [False, True, False, False]
     assert len(new) == 8 + 68
     # Writing the fill back empties the shard: the caller deletes the key.
-    assert codec.update(new, (slice(1, 2), slice(3, 4)), fixed(np.array([[-1]], "int16")), s) is None
+    assert update_one(codec, new, (slice(1, 2), slice(3, 4)), fixed(np.array([[-1]], "int16")), s) is None
 
 
 def test_selection_forms_and_numpy_blocks():
@@ -138,13 +143,13 @@ def test_selection_forms_and_numpy_blocks():
     before = np.arange(16, dtype="float32").reshape(4, 4)
     old = codec.encode(fixed(before), s)
     # Integers keep their dimension; unsorted and repeated arrays; numpy block.
-    new = codec.update(old, (2, np.array([3, 0, 3])), np.array([[1.5, 2.5, 3.5]], "float32"), s)
+    new = update_one(codec, old, (2, np.array([3, 0, 3])), np.array([[1.5, 2.5, 3.5]], "float32"), s)
     expected = before.copy()
     expected[np.ix_([2], [3, 0, 3])] = [[1.5, 2.5, 3.5]]
     assert_identical(codec.decode(new, s).array, expected)
     assert expected[2, 3] == 3.5
     # A block in another byte order is written as the shard's type.
-    new = codec.update(old, (slice(0, 1), slice(0, 2)), np.array([[1.0, 2.0]], ">f4"), s)
+    new = update_one(codec, old, (slice(0, 1), slice(0, 2)), np.array([[1.0, 2.0]], ">f4"), s)
     assert codec.decode(new, s).array[0, :3].tolist() == [1.0, 2.0, 2.0]
 
 
@@ -152,9 +157,9 @@ def test_update_rejects_bad_blocks():
     codec = sharding([2])
     s = spec((4,), "uint16")
     with pytest.raises(CodecError, match=r"block of shape \(3,\) for a selection of shape \(2,\)"):
-        codec.update(None, (slice(0, 2),), fixed(np.zeros(3, "uint16")), s)
+        update_one(codec, None, (slice(0, 2),), fixed(np.zeros(3, "uint16")), s)
     with pytest.raises(CodecError, match="does not match data type 'uint16'"):
-        codec.update(None, (slice(0, 2),), strings(["a", "b"], (2,)), s)
+        update_one(codec, None, (slice(0, 2),), strings(["a", "b"], (2,)), s)
 
 
 def test_nested_update():
@@ -165,7 +170,7 @@ def test_nested_update():
     before[0:4, 4:8] = 1
     before[5, 5] = 2
     old = codec.encode(fixed(before), s)
-    new = codec.update(old, (slice(3, 6), slice(0, 2)), fixed(np.full((3, 2), 9, "int32")), s)
+    new = update_one(codec, old, (slice(3, 6), slice(0, 2)), fixed(np.full((3, 2), 9, "int32")), s)
     expected = before.copy()
     expected[3:6, 0:2] = 9
     assert_identical(codec.decode(new, s).array, expected)
@@ -189,7 +194,7 @@ def test_strings_update(data):
     block = np.array(data.draw(st.lists(words, min_size=m, max_size=m)), dtype=object).reshape(before[ix].shape)
     expected = before.copy()
     expected[ix] = block
-    new = codec.update(old, selection, strings(block.reshape(-1).tolist(), block.shape), s)
+    new = update_one(codec, old, selection, strings(block.reshape(-1).tolist(), block.shape), s)
     if all(x == fill for x in expected.reshape(-1)):
         assert new is None
     else:
@@ -207,7 +212,7 @@ def test_zarr_python_reads_updated_shards(tmp_path):
     z[:] = np.arange(16, dtype="uint16").reshape(4, 4)
     path = tmp_path / "c" / "0" / "0"
     s = spec((4, 4), "uint16")
-    new = codec.update(path.read_bytes(), (slice(1, 3), slice(1, 3)), fixed(np.zeros((2, 2), "uint16")), s)
+    new = update_one(codec, path.read_bytes(), (slice(1, 3), slice(1, 3)), fixed(np.zeros((2, 2), "uint16")), s)
     path.write_bytes(new)
     expected = np.arange(16, dtype="uint16").reshape(4, 4)
     expected[1:3, 1:3] = 0
@@ -215,7 +220,7 @@ def test_zarr_python_reads_updated_shards(tmp_path):
     # A shard zarr-python wrote (morton order) keeps the untouched chunks' bytes.
     z[:] = np.arange(16, dtype="uint16").reshape(4, 4) + 1
     old = path.read_bytes()
-    new = codec.update(old, (slice(0, 2), slice(0, 1)), fixed(np.array([[7], [7]], "uint16")), s)
+    new = update_one(codec, old, (slice(0, 2), slice(0, 1)), fixed(np.array([[7], [7]], "uint16")), s)
     for k in (1, 2, 3):
         assert inner_bytes(new, 4)[k] == inner_bytes(old, 4)[k]
 

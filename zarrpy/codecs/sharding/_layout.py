@@ -19,6 +19,7 @@ from ...core.array_bytes import ArrayBytes
 from ...errors import ChunkDecodeError, CodecError
 from ..abc import ChunkSpec
 from ..chain import BoundChain
+from ..fill import fill_variable, fixed_fill, rows_equal_fill, variable_fill, variable_is_fill
 from .index import NAME, ShardIndex
 
 
@@ -41,12 +42,11 @@ class ShardLayout:
         self.index_chain = index_chain
         self.index_nbytes: int = index_chain.encoded_size  # type: ignore[assignment]
         self.index_at_start = index_at_start
-        if spec.dtype.is_variable:
-            self.fill = None
-            self.fill_bytes = _variable_fill(spec)
-        else:
-            self.fill = fixed_fill(spec)
-            self.fill_bytes = None
+        try:
+            self.fill = None if spec.dtype.is_variable else fixed_fill(spec)
+            self.fill_bytes = variable_fill(spec) if spec.dtype.is_variable else None
+        except CodecError as exc:
+            raise CodecError(f"codec {NAME!r}: {exc}") from None
 
     @property
     def is_variable(self) -> bool:
@@ -92,7 +92,7 @@ class ShardLayout:
             if arr.dtype != self.fill.dtype:
                 arr = arr.astype(self.fill.dtype)
             blocks = np.ascontiguousarray(self._to_blocks(arr))
-            keep = ~_rows_equal_fill(blocks, self.fill)
+            keep = ~rows_equal_fill(blocks, self.fill)
             return [(int(i), ArrayBytes(shape, array=blocks[i].reshape(shape))) for i in np.flatnonzero(keep)]
         if chunk.is_fixed:
             raise CodecError(f"codec {NAME!r}: expected a variable-length shard, got {chunk!r}")
@@ -114,12 +114,8 @@ class ShardLayout:
         """True if every element of an inner chunk equals the fill value
         (bit for bit for fixed-size types)."""
         if not self.is_variable:
-            return bool(_rows_equal_fill(inner.array.reshape(1, -1), self.fill)[0])
-        lengths = np.diff(inner.offsets)
-        nfill = len(self.fill_bytes)
-        if not bool((lengths == nfill).all()):
-            return False
-        return nfill == 0 or inner.data == self.fill_bytes * inner.size
+            return bool(rows_equal_fill(inner.array.reshape(1, -1), self.fill)[0])
+        return variable_is_fill(inner, self.fill_bytes)
 
     def fill_chunk(self) -> ArrayBytes:
         """An inner chunk of fill values."""
@@ -233,57 +229,10 @@ def gather_variable(pieces: list[tuple[np.ndarray, ArrayBytes]], shape: Shape) -
     return ordered.take(inverse, shape)
 
 
-# -- fill values -----------------------------------------------------------
-
-
-def fixed_fill(spec: ChunkSpec) -> np.ndarray:
-    """The fill value as a 0-d array of the chunk's numpy dtype."""
-    dtype = spec.dtype.numpy
-    fill = spec.fill_value
-    if fill is None:
-        fill = spec.dtype.default_fill()
-    if dtype.kind == "V":
-        raw = bytes(fill) if isinstance(fill, (bytes, bytearray, memoryview)) else np.asarray(fill).tobytes()
-        if len(raw) != dtype.itemsize:
-            raise CodecError(f"codec {NAME!r}: fill value of {len(raw)} bytes for data type {spec.dtype.name!r}")
-        return np.frombuffer(raw, dtype=dtype).reshape(())
-    return np.asarray(fill, dtype=dtype).reshape(())
-
-
-def _variable_fill(spec: ChunkSpec) -> bytes:
-    fill = spec.fill_value
-    if fill is None:
-        fill = spec.dtype.default_fill()
-    if isinstance(fill, str):
-        return fill.encode("utf-8")
-    if isinstance(fill, (bytes, bytearray, memoryview)):
-        return bytes(fill)
-    raise CodecError(f"codec {NAME!r}: fill value {fill!r} is not valid for data type {spec.dtype.name!r}")
-
-
-def fill_variable(fill: bytes, shape: Shape) -> ArrayBytes:
-    """A variable chunk of ``shape`` whose every element is ``fill``."""
-    n = int(np.prod(shape, dtype=np.int64))
-    return ArrayBytes(shape, offsets=np.arange(n + 1, dtype=np.int64) * len(fill), data=fill * n)
-
-
-def _rows_equal_fill(rows: np.ndarray, fill: np.ndarray) -> np.ndarray:
-    """Per row of a 2-D array: every element equals ``fill`` bit for bit."""
-    itemsize = rows.dtype.itemsize
-    if rows.shape[1] == 0:
-        return np.ones(rows.shape[0], dtype=bool)
-    rows = np.ascontiguousarray(rows)
-    if itemsize in (1, 2, 4, 8) and rows.dtype.kind != "V":
-        view = np.dtype(f"u{itemsize}")
-        return (rows.view(view) == fill.reshape(1).view(view)[0]).all(axis=1)
-    raw = rows.view(np.uint8).reshape(rows.shape[0], -1, itemsize)
-    return (raw == fill.reshape(1).view(np.uint8)).all(axis=(1, 2))
-
-
 def _from_lengths(lengths: np.ndarray, data: bytes, shape: Shape) -> ArrayBytes:
     offsets = np.zeros(len(lengths) + 1, dtype=np.int64)
     np.cumsum(lengths, out=offsets[1:])
     return ArrayBytes(shape, offsets=offsets, data=data)
 
 
-__all__ = ["ShardLayout", "fill_variable", "fixed_fill", "gather_variable", "normalise_selection"]
+__all__ = ["ShardLayout", "gather_variable", "normalise_selection"]

@@ -39,8 +39,17 @@ from ...core.array_bytes import ArrayBytes
 from ...errors import CodecError
 from ...core.indexing import OrthogonalIndexer
 from .._config import check_choice, check_keys
-from ..abc import ArrayToBytesCodec, ChunkSpec
+from ..abc import ArrayToBytesCodec, ByteReader, ChunkSpec, InnerChunks
 from ..chain import BoundChain, CodecChain
+from ..merge import ChunkWrite
+from ..partial import (
+    DEFAULT_OPTIONS,
+    PARTIAL,
+    CodecCapabilities,
+    DecodeOptions,
+    MapFn,
+    is_full_selection,
+)
 from ._layout import ShardLayout, normalise_selection
 from .index import NAME, ShardIndex, index_spec
 from .partial import DEFAULT_MAX_GAP_NBYTES, ShardPartialDecoder
@@ -123,6 +132,12 @@ class ShardingCodec(ArrayToBytesCodec):
         self.layout(spec)
         return spec
 
+    def inner_chunks(self) -> InnerChunks:
+        return InnerChunks(self.chunk_shape, self.codecs)
+
+    def ragged_dtype(self) -> np.dtype | None:
+        return self.codecs.array_to_bytes.ragged_dtype()
+
     def layout(self, spec: ChunkSpec) -> ShardLayout:
         """Validate against a shard ``spec`` and bind the inner and index chains.
 
@@ -192,23 +207,43 @@ class ShardingCodec(ArrayToBytesCodec):
         return self.layout(spec).read_index(data)
 
     # -- partial reads and writes --------------------------------------
+    @property
+    def capabilities(self) -> CodecCapabilities:
+        return PARTIAL
+
     def partial_decoder(
-        self, read: Any, spec: ChunkSpec, *, max_gap_nbytes: int = DEFAULT_MAX_GAP_NBYTES, map_fn: Any = None
+        self,
+        input: ByteReader,
+        spec: ChunkSpec,
+        options: DecodeOptions = DEFAULT_OPTIONS,
+        *,
+        max_gap_nbytes: int | None = None,
+        map_fn: MapFn | None = None,
     ) -> ShardPartialDecoder:
         """A reader of selections of one stored shard; see :class:`~.partial.ShardPartialDecoder`.
 
-        ``read`` is a :class:`~zarrpy.codecs.abc.ByteReader` of the shard. It
-        is not called until the first selection is decoded. ``map_fn(f, items)``
-        (default: a plain loop) runs the inner chunks' decoding; the array
-        layer passes its thread pool's map, so the codec itself owns no threads.
+        ``input`` is a :class:`~zarrpy.codecs.abc.ByteReader` of the shard. It
+        is not called until the first selection is decoded. ``options``
+        (``max_gap_nbytes`` and ``map_fn`` override its fields) carries the
+        map that runs inner chunks' decoding: the array layer passes its
+        thread pool's, so the codec itself owns no threads.
         """
-        return ShardPartialDecoder(self.layout(spec), read, max_gap_nbytes=max_gap_nbytes, map_fn=map_fn)
+        gap = max_gap_nbytes if max_gap_nbytes is not None else options.max_gap_nbytes
+        return ShardPartialDecoder(
+            self.layout(spec), input,
+            max_gap_nbytes=DEFAULT_MAX_GAP_NBYTES if gap is None else gap,
+            map_fn=map_fn or options.map_fn,
+        )
 
     def update(
-        self, old: bytes | None, selection: Selection, block: ArrayBytes, spec: ChunkSpec
+        self, old: bytes | None, writes: Sequence[ChunkWrite], spec: ChunkSpec, *, keep_fill: bool = False
     ) -> bytes | None:
-        """The shard after one write; see :meth:`update_many`."""
-        return self.update_many(old, [(selection, block)], spec)
+        """The shard after ``writes``; see :meth:`update_many`. Inner chunks
+        that hold only the fill value are never stored, so ``keep_fill`` has
+        no effect inside a shard; a shard left with no inner chunk is None."""
+        if len(writes) == 1 and is_full_selection(writes[0].selection, spec.shape):
+            return self.encode_or_none(writes[0].block.reshape(spec.shape), spec)
+        return self.update_many(old, [(w.selection, w.block) for w in writes], spec)
 
     def update_many(
         self, old: bytes | None, writes: Sequence[tuple[Selection, ArrayBytes]], spec: ChunkSpec

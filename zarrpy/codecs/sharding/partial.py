@@ -15,6 +15,7 @@ short read: :class:`~zarrpy.errors.ChunkDecodeError`), not before.
 
 from __future__ import annotations
 
+import math
 from typing import Any, Sequence
 
 import numpy as np
@@ -22,15 +23,17 @@ import numpy as np
 from ...core.array_bytes import ArrayBytes
 from ...core.byte_range import RangeRequest, ShortRead, SuffixRequest, read_coalesced
 from ...errors import ChunkDecodeError
+from ..partial import ArrayPartialDecoder, DecodeOptions, RangeReader
 from ...core.indexing import OrthogonalIndexer
-from ._layout import ShardLayout, fill_variable, gather_variable, normalise_selection
+from ..fill import fill_variable
+from ._layout import ShardLayout, gather_variable, normalise_selection
 from .index import NAME, ShardIndex
 
 DEFAULT_MAX_GAP_NBYTES = 64 * 1024
 """Ranges this close together are read as one (cheaper than a second request)."""
 
 
-class ShardPartialDecoder:
+class ShardPartialDecoder(ArrayPartialDecoder):
     """Reads selections of one stored shard (see the module docstring).
 
     The decoded index is kept, so one decoder reads it at most once; decoders
@@ -93,7 +96,10 @@ class ShardPartialDecoder:
 
     def decode_selections(self, selections: Sequence[tuple[Any, ...]]) -> list[ArrayBytes | None]:
         """Several selections of the shard (see :meth:`decode_selection`) with
-        one index read and one batched read of every inner chunk they need."""
+        one index read and one batched read of every inner chunk they need
+        whole. When the inner chain reads partially (``bytes`` only, nested
+        shards), an inner chunk needed only in part is read through the inner
+        chain's own partial decoder instead, over that chunk's byte range."""
         index = self.index()
         if index is None:
             return [None] * len(selections)
@@ -102,32 +108,65 @@ class ShardPartialDecoder:
         for selection in selections:
             indexer = OrthogonalIndexer(normalise_selection(selection), layout.spec.shape, layout.inner_spec.shape)
             plans.append((indexer, [(layout.position(p.chunk_coords), p) for p in indexer]))
-        needed = {pos for _, projections in plans for pos, _ in projections if index.get(pos) is not None}
-        stored = self.read_inner(sorted(needed))
-        decoded = dict(self._map(lambda item: (item[0], layout.decode_inner(*item)), list(stored.items())))
-        return [self._assemble(indexer, projections, decoded) for indexer, projections in plans]
+        stored = [(pos, p) for _, projections in plans for pos, p in projections if index.get(pos) is not None]
+        in_part: set[int] = set()
+        caps = layout.inner.capabilities
+        if caps.partial_decode and not caps.skips_checks:
+            # Worth a read of its own only when little of the inner chunk is wanted.
+            half = layout.chunk_size // 2
+            whole = {pos for pos, p in stored if math.prod(p.chunk_block_shape) > half}
+            in_part = {pos for pos, _ in stored} - whole
+        needed = {pos for pos, _ in stored} - in_part
+        raw = self.read_inner(sorted(needed))
+        decoded = dict(self._map(lambda item: (item[0], layout.decode_inner(*item)), list(raw.items())))
+        parts = {k: v for got in self._map(self._decode_part, self._part_requests(stored, in_part)) for k, v in got}
+        out = []
+        for indexer, projections in plans:
+            pieces = []
+            for pos, proj in projections:
+                inner = decoded.get(pos)
+                if inner is not None:
+                    pieces.append(inner.select(proj.chunk_dim_selection))
+                else:
+                    pieces.append(parts.get(id(proj)))
+            out.append(self._assemble(indexer, projections, pieces))
+        return out
 
-    def _assemble(self, indexer: OrthogonalIndexer, projections: list, decoded: dict[int, ArrayBytes]) -> ArrayBytes:
+    def _part_requests(self, stored: list, in_part: set[int]) -> list[tuple[int, list]]:
+        """Per inner chunk read in part: its position and the projections into it."""
+        by_pos: dict[int, list] = {}
+        for pos, proj in stored:
+            if pos in in_part:
+                by_pos.setdefault(pos, []).append(proj)
+        return list(by_pos.items())
+
+    def _decode_part(self, item: tuple[int, list]) -> list[tuple[int, ArrayBytes | None]]:
+        pos, projections = item
+        offset, nbytes = self.index().get(pos)  # type: ignore[union-attr,misc]
+        decoder = self.layout.inner.partial_decoder(
+            RangeReader(self._read, offset, nbytes), DecodeOptions(max_gap_nbytes=self.max_gap_nbytes)
+        )
+        try:
+            got = decoder.decode_selections([p.chunk_dim_selection for p in projections])
+        except ChunkDecodeError as exc:
+            raise type(exc)(f"codec {NAME!r}: inner chunk {self.layout.coords(pos)}: {exc}") from None
+        return [(id(p), g) for p, g in zip(projections, got)]
+
+    def _assemble(self, indexer: OrthogonalIndexer, projections: list, pieces: list[ArrayBytes | None]) -> ArrayBytes:
         layout = self.layout
         if not layout.is_variable:
             out = np.empty(indexer.shape, dtype=layout.fill.dtype)
-            for pos, proj in projections:
-                inner = decoded.get(pos)
-                out[proj.out_selection] = layout.fill if inner is None else inner.array[proj.chunk_selection]
-            return ArrayBytes(indexer.shape, array=out)
+            for (_, proj), piece in zip(projections, pieces):
+                out[proj.out_selection] = layout.fill if piece is None else piece.array
+            return ArrayBytes.from_array(out)
         size = int(np.prod(indexer.shape, dtype=np.int64))
         out_flat = np.arange(size, dtype=np.int64).reshape(indexer.shape)
-        inner_flat = np.arange(layout.chunk_size, dtype=np.int64).reshape(layout.inner_spec.shape)
-        pieces = []
-        for pos, proj in projections:
+        gathered = []
+        for (_, proj), piece in zip(projections, pieces):
             where = out_flat[proj.out_selection].reshape(-1)
-            inner = decoded.get(pos)
-            if inner is None:
-                part = fill_variable(layout.fill_bytes, (where.size,))
-            else:
-                part = inner.take(inner_flat[proj.chunk_selection].reshape(-1), (where.size,))
-            pieces.append((where, part))
-        return gather_variable(pieces, indexer.shape)
+            part = fill_variable(layout.fill_bytes, (where.size,)) if piece is None else piece.reshape((where.size,))
+            gathered.append((where, part))
+        return gather_variable(gathered, indexer.shape)
 
     def read_inner(self, positions: Sequence[int]) -> dict[int, bytes]:
         """The stored bytes of the inner chunks at flat ``positions`` (empty

@@ -1,0 +1,246 @@
+"""Composable partial decoders (the zarrs model).
+
+A chain's partial decoder is built bottom-up, each codec wrapping the decoder
+of the stage below it (:meth:`~zarrpy.codecs.chain.BoundChain.partial_decoder`):
+
+- the stored value is a :class:`~zarrpy.codecs.abc.ByteReader` (a store key,
+  or a byte range of an enclosing shard: :class:`RangeReader`);
+- each bytes-to-bytes codec turns the reader of its encoded bytes into a
+  reader of its decoded bytes (``crc32c`` passes ranges through; a
+  compressor inherits :class:`WholeBytesDecoder`, which decodes once);
+- the array-to-bytes codec turns that reader into an
+  :class:`ArrayPartialDecoder` of its chunk (``bytes`` reads the byte ranges
+  of the selection; ``sharding_indexed`` reads its index and then the inner
+  chunks through the inner chain's partial decoders);
+- each array-to-array codec wraps the array decoder below it.
+
+A codec with no cheaper way inherits the decode-everything default, so every
+chain has a partial decoder; :class:`CodecCapabilities` says which codecs
+really read less than everything, so callers can decide whether a partial
+read is worth it.
+"""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from dataclasses import dataclass
+from typing import Any, Callable, Sequence, TypeVar
+
+import numpy as np
+
+from ..core.array_bytes import ArrayBytes
+from ..core.byte_range import ByteRequest, OffsetRequest, RangeRequest, SuffixRequest, slice_bytes
+
+T = TypeVar("T")
+R = TypeVar("R")
+
+ChunkSelection = tuple[Any, ...]
+"""One entry per chunk dimension: a slice with a positive step, or a 1-D
+integer array (orthogonal indexing, like ``chunk[np.ix_(...)]``)."""
+
+MapFn = Callable[[Callable[[Any], Any], Sequence[Any]], list[Any]]
+
+
+def serial_map(fn: Callable[[T], R], items: Sequence[T]) -> list[R]:
+    """``[fn(x) for x in items]``: the map used when the caller gives none."""
+    return [fn(x) for x in items]
+
+
+@dataclass(frozen=True, slots=True)
+class CodecCapabilities:
+    """What a codec's partial decoder can do better than decoding everything.
+
+    ``partial_decode``: the decoder reads (or decodes) only part of its input
+    for a part of the output (``bytes``: byte ranges; ``crc32c``: passes
+    ranges through; ``sharding_indexed``: the index and needed inner chunks).
+    A chain decodes partially when every codec in it does.
+    """
+
+    partial_decode: bool = False
+    skips_checks: bool = False
+    """True when partial reads skip a check whole reads make (``crc32c``: a
+    checksum covers the whole value, so ranges pass through unchecked, as in
+    zarrs). Callers that can read whole (a plain chunk, an inner chunk) then
+    do, so checksums stay checked; a value too big to read whole for a small
+    part (a shard followed by ``crc32c``) is read partially, unchecked."""
+
+
+WHOLE_ONLY = CodecCapabilities()
+PARTIAL = CodecCapabilities(partial_decode=True)
+PARTIAL_UNCHECKED = CodecCapabilities(partial_decode=True, skips_checks=True)
+
+
+@dataclass(frozen=True, slots=True)
+class DecodeOptions:
+    """Settings a partial decoder passes down to the decoders it builds.
+
+    ``map_fn(fn, items)`` runs independent pieces of work (the inner chunks of
+    a shard): the array layer passes its thread pool's map, so codecs own no
+    threads. ``max_gap_nbytes``: byte ranges this close are read as one
+    (None: each codec's default).
+    """
+
+    map_fn: MapFn = serial_map
+    max_gap_nbytes: int | None = None
+
+
+DEFAULT_OPTIONS = DecodeOptions()
+
+
+# -- readers -------------------------------------------------------------------
+
+
+class RangeReader:
+    """A :class:`~zarrpy.codecs.abc.ByteReader` of bytes ``[offset, offset+length)``
+    of another reader: an inner chunk inside a shard, read by its own chain."""
+
+    __slots__ = ("parent", "offset", "length")
+
+    def __init__(self, parent: Any, offset: int, length: int):
+        self.parent, self.offset, self.length = parent, offset, length
+
+    def _translate(self, request: ByteRequest | None) -> RangeRequest:
+        o, n = self.offset, self.length
+        if request is None:
+            return RangeRequest(o, o + n)
+        if isinstance(request, RangeRequest):
+            start = min(request.start, n)
+            return RangeRequest(o + start, o + max(start, min(request.end, n)))
+        if isinstance(request, OffsetRequest):
+            return RangeRequest(o + min(request.offset, n), o + n)
+        if isinstance(request, SuffixRequest):
+            return RangeRequest(o + max(0, n - request.length), o + n)
+        raise TypeError(f"not a byte request: {request!r}")
+
+    def __call__(self, request: ByteRequest | None = None) -> bytes | None:
+        return self.parent(self._translate(request))
+
+    def read_many(self, requests: Sequence[ByteRequest | None]) -> list[bytes | None]:
+        translated = [self._translate(r) for r in requests]
+        read_many = getattr(self.parent, "read_many", None)
+        if read_many is not None:
+            return list(read_many(translated))
+        return [self.parent(r) for r in translated]
+
+
+class BytesReader:
+    """A :class:`~zarrpy.codecs.abc.ByteReader` of bytes already in memory
+    (None: a missing value)."""
+
+    __slots__ = ("value",)
+
+    def __init__(self, value: bytes | None):
+        self.value = value
+
+    def __call__(self, request: ByteRequest | None = None) -> bytes | None:
+        return None if self.value is None else slice_bytes(self.value, request)
+
+    def read_many(self, requests: Sequence[ByteRequest | None]) -> list[bytes | None]:
+        return [self(r) for r in requests]
+
+
+class WholeBytesDecoder:
+    """The default bytes-to-bytes partial decoder: read everything below once,
+    decode it once, and answer every request from the decoded bytes."""
+
+    __slots__ = ("_input", "_decode", "_value", "_loaded")
+
+    def __init__(self, input: Any, decode: Callable[[bytes], bytes]):
+        self._input, self._decode = input, decode
+        self._value: bytes | None = None
+        self._loaded = False
+
+    def _whole(self) -> bytes | None:
+        if not self._loaded:
+            raw = self._input(None)
+            self._value = None if raw is None else self._decode(raw)
+            self._loaded = True
+        return self._value
+
+    def __call__(self, request: ByteRequest | None = None) -> bytes | None:
+        value = self._whole()
+        return None if value is None else slice_bytes(value, request)
+
+    def read_many(self, requests: Sequence[ByteRequest | None]) -> list[bytes | None]:
+        value = self._whole()
+        return [None if value is None else slice_bytes(value, r) for r in requests]
+
+
+# -- array decoders ------------------------------------------------------------
+
+
+class ArrayPartialDecoder(ABC):
+    """Decodes parts of one stored chunk, reading only what it needs.
+
+    Results have the selection's shape, or are None when the chunk does not
+    exist (the caller uses the fill value).
+    """
+
+    __slots__ = ()
+
+    @abstractmethod
+    def decode_selections(self, selections: Sequence[ChunkSelection]) -> list[ArrayBytes | None]:
+        """Several selections of the chunk, with the reads batched."""
+
+    def decode_selection(self, selection: ChunkSelection) -> ArrayBytes | None:
+        """One orthogonal selection of the chunk (see :data:`ChunkSelection`)."""
+        return self.decode_selections([selection])[0]
+
+
+class WholeChunkDecoder(ArrayPartialDecoder):
+    """The default: decode the whole chunk once (``load()``; None when it is
+    missing), then take each selection from it."""
+
+    __slots__ = ("_load", "_chunk", "_loaded")
+
+    def __init__(self, load: Callable[[], ArrayBytes | None]):
+        self._load = load
+        self._chunk: ArrayBytes | None = None
+        self._loaded = False
+
+    def decode_selections(self, selections: Sequence[ChunkSelection]) -> list[ArrayBytes | None]:
+        if not self._loaded:
+            self._chunk = self._load()
+            self._loaded = True
+        chunk = self._chunk
+        return [None if chunk is None else chunk.select(s) for s in selections]
+
+
+def selection_shape(selection: ChunkSelection, shape: Sequence[int]) -> tuple[int, ...]:
+    """The shape of ``chunk[selection]`` for a chunk of ``shape``."""
+    return tuple(
+        len(range(*s.indices(n))) if isinstance(s, slice) else int(np.asarray(s).size)
+        for s, n in zip(selection, shape)
+    )
+
+
+def full_selection(shape: Sequence[int]) -> ChunkSelection:
+    """The selection of a whole chunk of ``shape``."""
+    return tuple(slice(0, n) for n in shape)
+
+
+def is_full_selection(selection: ChunkSelection, shape: Sequence[int]) -> bool:
+    """True when ``selection`` is the whole chunk, in order."""
+    return all(
+        isinstance(s, slice) and s.indices(n) == (0, n, 1) for s, n in zip(selection, shape)
+    )
+
+
+__all__ = [
+    "ArrayPartialDecoder",
+    "BytesReader",
+    "ChunkSelection",
+    "CodecCapabilities",
+    "DEFAULT_OPTIONS",
+    "DecodeOptions",
+    "PARTIAL",
+    "PARTIAL_UNCHECKED",
+    "RangeReader",
+    "WHOLE_ONLY",
+    "WholeBytesDecoder",
+    "WholeChunkDecoder",
+    "full_selection",
+    "is_full_selection",
+    "selection_shape",
+    "serial_map",
+]

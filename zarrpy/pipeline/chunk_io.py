@@ -1,0 +1,371 @@
+"""Chunk I/O: the one layer that touches both stores and codecs.
+
+A :class:`ChunkIO` is bound to one array's store, path and (V3) metadata.
+Reads turn a selection's chunk projections into store requests, fetch in
+batches, decode on the shared pool and scatter into an output buffer the
+caller gives (so reads into caller buffers, or a decoded-chunk cache, slot in
+here without touching the API layer). A chunk whose chain decodes partially
+(``bytes``, ``crc32c``, ``sharding_indexed``: see
+:mod:`zarrpy.codecs.partial`) is read through its partial decoder when only
+part of it is wanted.
+
+Writes go the same way back: blocks are grouped by stored key, the keys that
+need their old value are locked, fetched in one batch, and each is updated
+through :meth:`BoundChain.update` (so a shard rewrites only the inner chunks
+written, with no sharding special case here); every chunk is encoded before
+the first is stored, so a codec error or a corrupt old chunk writes nothing.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Any, Hashable, Iterable, Sequence
+
+import numpy as np
+
+from ..codecs.abc import ChunkSpec
+from ..codecs.chain import BoundChain, CodecChain
+from ..codecs.fill import fill_chunk, fixed_fill
+from ..codecs.merge import ChunkWrite
+from ..codecs.partial import DecodeOptions, full_selection
+from ..core._typing import ChunkCoords, Shape
+from ..core.chunk_grid import RegularChunkGrid
+from ..core.indexing import ChunkProjection, OrthogonalIndexer
+from ..errors import CodecError, SelectionError, at_key
+from ..metadata.chunk_key_encoding import decode_chunk_key, encode_chunk_key
+from ..metadata.v3 import ArrayMetadataV3
+from ..stores.abc import Store
+from .concurrency import for_each_batch, map_chunks
+from .locks import locked
+from .values import ElementForm
+
+
+@dataclass(frozen=True, slots=True)
+class BlockWrite:
+    """``block`` (elements, shaped like the selection) written at
+    ``projection``'s place in its stored chunk."""
+
+    projection: ChunkProjection
+    block: np.ndarray
+
+
+@dataclass(frozen=True, slots=True)
+class Member:
+    """One requested (inner) chunk inside the stored object that holds it:
+    its position in the request list and its selection in that object."""
+
+    position: int
+    selection: tuple[slice, ...]
+
+    @property
+    def shape(self) -> Shape:
+        return tuple(s.stop - s.start for s in self.selection)
+
+
+def join_key(prefix: str, name: str) -> str:
+    return f"{prefix}/{name}" if prefix else name
+
+
+class ChunkIO:
+    """Reads and writes the chunks of one array (see the module docstring)."""
+
+    def __init__(self, store: Store, path: str, metadata: ArrayMetadataV3, *, write_empty_chunks: bool = False):
+        self.store = store
+        self.path = path
+        self.metadata = metadata
+        self.write_empty_chunks = write_empty_chunks
+        self.chain = CodecChain.from_json(metadata.codecs)
+        self.grid = RegularChunkGrid(metadata.shape, metadata.chunk_shape)
+        self.spec = ChunkSpec(metadata.chunk_shape, metadata.data_type, metadata.fill_value)
+        self.bound: BoundChain = self.chain.bind(self.spec)
+        chain = self.chain
+        plain = not chain.array_to_array and not chain.bytes_to_bytes
+        self.inner = chain.array_to_bytes.inner_chunks() if plain else None
+        """The chunks stored independently inside each stored chunk (a
+        shard's inner chunks), or None."""
+        fill = metadata.fill_value if metadata.data_type.is_variable else fixed_fill(self.spec)[()]
+        self.form = ElementForm(metadata.data_type, fill, chain.array_to_bytes.ragged_dtype())
+        self._options = DecodeOptions(map_fn=map_chunks)
+        caps = self.bound.capabilities
+        # A chunk small enough to read whole is read whole when partial reads
+        # would skip a check (crc32c); a shard is not (see CodecCapabilities).
+        self._partial = caps.partial_decode and (not caps.skips_checks or self.inner is not None or
+                                                 chain.array_to_bytes.inner_chunks() is not None)
+
+    # -- keys ----------------------------------------------------------
+    @property
+    def shape(self) -> Shape:
+        return self.metadata.shape
+
+    @property
+    def chunk_shape(self) -> Shape:
+        """Shape of the read/write unit: inner chunks of a shard, else chunks."""
+        return self.inner.shape if self.inner is not None else self.grid.chunk_shape
+
+    def key(self, coords: ChunkCoords) -> str:
+        """The store key of the stored chunk at grid ``coords``."""
+        return join_key(self.path, encode_chunk_key(self.metadata.chunk_key_encoding, coords))
+
+    def stored_keys(self) -> list[tuple[str, ChunkCoords]]:
+        """Every stored chunk's key and grid coordinates (one listing)."""
+        prefix = join_key(self.path, "")
+        out = []
+        for key in self.store.list_prefix(prefix):
+            coords = decode_chunk_key(self.metadata.chunk_key_encoding, key[len(prefix):], len(self.shape))
+            if coords is not None:
+                out.append((key, coords))
+        return out
+
+    def is_chunk_key(self, key: str) -> bool:
+        """True if ``key`` (a full store key) names a chunk of this array."""
+        prefix = join_key(self.path, "")
+        return key.startswith(prefix) and decode_chunk_key(
+            self.metadata.chunk_key_encoding, key[len(prefix):], len(self.shape)
+        ) is not None
+
+    def indexer(self, selection: Any, *, max_arrays: int | None = None) -> OrthogonalIndexer:
+        return OrthogonalIndexer(selection, self.shape, self.grid.chunk_shape, max_arrays=max_arrays)
+
+    # -- reading -------------------------------------------------------
+    def read(self, indexer: OrthogonalIndexer) -> Any:
+        """The selection ``indexer`` describes, as numpy (a scalar for an
+        all-integer selection; a RaggedArray for ragged elements)."""
+        out = np.empty(indexer.shape, dtype=self.form.dtype)
+        self.read_into(out, indexer)
+        return out[()] if indexer.is_scalar else self.form.result(out)
+
+    def read_into(self, out: np.ndarray, projections: Iterable[ChunkProjection]) -> None:
+        """Scatter the chunks of ``projections`` into ``out`` (shaped like the selection)."""
+
+        def read_batch(batch: list[ChunkProjection]) -> None:
+            whole = [p for p in batch if not self._reads_partially(p)]
+            for proj, data in zip(whole, self._fetch([self.key(p.chunk_coords) for p in whole])):
+                self._scatter_whole(out, proj, data)
+            for proj in batch:
+                if self._reads_partially(proj):
+                    self._scatter_part(out, proj)
+
+        for_each_batch(read_batch, projections)
+
+    def _reads_partially(self, proj: ChunkProjection) -> bool:
+        """Read only part of this chunk? When the chain can and the chunk is
+        not wanted whole: always for chunks holding inner chunks, else when at
+        most half of it is wanted."""
+        if not self._partial or proj.is_complete:
+            return False
+        return self.inner is not None or math.prod(proj.chunk_block_shape) * 2 <= math.prod(self.grid.chunk_shape)
+
+    def _scatter_whole(self, out: np.ndarray, proj: ChunkProjection, data: bytes | None) -> None:
+        if data is None:
+            out[proj.out_selection] = self.form.fill_block(proj.out_block_shape)
+            return
+        chunk = self.decode(proj.chunk_coords, data)
+        block = chunk[(*proj.chunk_selection, Ellipsis)].reshape(proj.out_block_shape)
+        out[proj.out_selection] = block[()] if block.ndim == 0 else block
+
+    def _scatter_part(self, out: np.ndarray, proj: ChunkProjection) -> None:
+        key = self.key(proj.chunk_coords)
+        try:
+            part = self._decoder(key).decode_selection(proj.chunk_dim_selection)
+            if part is None:
+                out[proj.out_selection] = self.form.fill_block(proj.out_block_shape)
+                return
+            block = self.form.to_numpy(part).reshape(proj.out_block_shape)
+        except CodecError as exc:
+            raise at_key(exc, key) from exc
+        out[proj.out_selection] = block[()] if block.ndim == 0 else block
+
+    def _decoder(self, key: str) -> Any:
+        return self.bound.partial_decoder(self.store.reader(key), self._options)
+
+    def _fetch(self, keys: list[str]) -> list[bytes | None]:
+        """Whole values of ``keys`` in one batched store call (none for no keys)."""
+        return self.store.get_partial_values([(k, None) for k in keys]) if keys else []
+
+    def decode(self, coords: ChunkCoords, data: bytes) -> np.ndarray:
+        """A whole stored chunk, decoded, as numpy elements."""
+        try:
+            return self.form.to_numpy(self.bound.decode(data))
+        except CodecError as exc:
+            raise at_key(exc, self.key(coords)) from exc
+
+    # -- the block API: (inner) chunks by coordinates --------------------
+    def members(self, coords_list: Iterable[ChunkCoords]) -> dict[ChunkCoords, list[Member]]:
+        """Group (inner) chunk coords by the stored chunk holding them."""
+        grid = self.grid.grid_shape
+        unit = self.chunk_shape
+        inner_grid = tuple(-(-s // c) for s, c in zip(self.shape, unit))
+        groups: dict[ChunkCoords, list[Member]] = {}
+        for i, coords in enumerate(coords_list):
+            coords = tuple(int(c) for c in coords)
+            if len(coords) != len(self.shape) or not all(0 <= c < g for c, g in zip(coords, inner_grid)):
+                raise SelectionError(f"chunk {coords} is outside the chunk grid {inner_grid}")
+            outer, sel = [], []
+            for c, cs, ocs, s in zip(coords, unit, self.grid.chunk_shape, self.shape):
+                start, stop = c * cs, min((c + 1) * cs, s)
+                outer.append(start // ocs)
+                sel.append(slice(start - outer[-1] * ocs, stop - outer[-1] * ocs))
+            assert all(o < g for o, g in zip(outer, grid))
+            groups.setdefault(tuple(outer), []).append(Member(i, tuple(sel)))
+        return groups
+
+    def read_chunks(self, coords_list: Sequence[ChunkCoords]) -> list[np.ndarray]:
+        """The region of each (inner) chunk, in the order asked; chunks in one
+        stored object share one index read and one batched fetch."""
+        results: list[Any] = [None] * len(coords_list)
+        groups = self.members(coords_list)
+
+        def read_group(batch: list[ChunkCoords]) -> None:
+            whole = [] if self._partial and self.inner is not None else batch
+            for outer, data in zip(whole, self._fetch([self.key(o) for o in whole])):
+                chunk = self._fill_chunk() if data is None else self.decode(outer, data)
+                for m in groups[outer]:
+                    results[m.position] = np.array(chunk[(*m.selection, Ellipsis)])
+            for outer in batch:
+                if outer in whole:
+                    continue
+                key = self.key(outer)
+                members = groups[outer]
+                try:
+                    parts = self._decoder(key).decode_selections([m.selection for m in members])
+                    for m, part in zip(members, parts):
+                        results[m.position] = (
+                            self._fill_region(m.shape) if part is None else self.form.to_numpy(part).reshape(m.shape)
+                        )
+                except CodecError as exc:
+                    raise at_key(exc, key) from exc
+
+        for_each_batch(read_group, list(groups))
+        return results
+
+    def write_chunks(self, items: Sequence[tuple[ChunkCoords, np.ndarray]]) -> None:
+        """Write (inner) chunks given as ``(coords, elements of the chunk's
+        region)``, grouped by stored object: each is read at most once (not
+        at all when the call covers it whole) and written once."""
+        groups = self.members(coords for coords, _ in items)
+        blocks = []
+        for outer, members in groups.items():
+            region = self.grid.chunk_region(outer)
+            for m in members:
+                complete = all(s.start == 0 and s.stop == r.stop - r.start for s, r in zip(m.selection, region))
+                proj = ChunkProjection(
+                    chunk_coords=outer,
+                    chunk_selection=m.selection,
+                    chunk_dim_selection=m.selection,
+                    chunk_block_shape=m.shape,
+                    out_selection=(),
+                    out_block_shape=m.shape,
+                    is_complete=complete,
+                )
+                blocks.append(BlockWrite(proj, items[m.position][1]))
+        self.write(blocks)
+
+    def _fill_chunk(self) -> np.ndarray:
+        return self.form.to_numpy(fill_chunk(self.spec))
+
+    def _fill_region(self, shape: Shape) -> np.ndarray:
+        fill = self.form.fill_block(shape)
+        return fill if self.form.ragged is not None else np.full(shape, fill, dtype=self.form.dtype)
+
+    # -- writing -------------------------------------------------------
+    def write(self, blocks: Sequence[BlockWrite]) -> None:
+        """Store ``blocks``; several may share a stored chunk (later ones win)."""
+        by_key: dict[str, list[BlockWrite]] = {}
+        for b in blocks:
+            by_key.setdefault(self.key(b.projection.chunk_coords), []).append(b)
+        covered = {k for k, group in by_key.items() if self._covers(group)}
+        needs_old = [k for k in by_key if k not in covered]
+        encoded: list[tuple[str, bytes | None]] = []
+
+        def encode_batch(batch: list[str]) -> None:
+            reread = [k for k in batch if k not in covered]
+            old = dict(zip(reread, self._fetch(reread)))
+            for key in batch:
+                writes = [self._chunk_write(b) for b in by_key[key]]
+                encoded.append((key, self._update(key, old.get(key), writes)))
+
+        with locked(self._lock_token, needs_old):
+            for_each_batch(encode_batch, list(by_key))
+            for_each_batch(self._store_batch, encoded)
+
+    def _chunk_write(self, b: BlockWrite) -> ChunkWrite:
+        proj = b.projection
+        block = np.asarray(b.block) if self.form.ragged is None else b.block
+        return ChunkWrite(proj.chunk_dim_selection, self.form.to_array_bytes(block.reshape(proj.chunk_block_shape)))
+
+    def _update(self, key: str, old: bytes | None, writes: Sequence[ChunkWrite]) -> bytes | None:
+        try:
+            return self.bound.update(old, writes, keep_fill=self.write_empty_chunks)
+        except CodecError as exc:
+            raise at_key(exc, key) from exc
+
+    def _covers(self, group: list[BlockWrite]) -> bool:
+        """Do these writes cover their chunk's in-array region whole? (Blocks
+        from one write_chunks call are distinct inner chunks, so sizes add up.)"""
+        if any(b.projection.is_complete for b in group):
+            return True
+        region = self.grid.chunk_region(group[0].projection.chunk_coords)
+        return len(group) > 1 and sum(math.prod(b.projection.chunk_block_shape) for b in group) == math.prod(
+            r.stop - r.start for r in region
+        )
+
+    def _store_batch(self, batch: list[tuple[str, bytes | None]]) -> None:
+        for key, data in batch:
+            if data is None:
+                self.remove(key)
+            else:
+                self.store.set(key, data)
+
+    def remove(self, key: str) -> None:
+        """Delete a stored chunk that holds only the fill value. A store that
+        cannot delete (a zip archive) gets the encoded fill chunk instead
+        where one is stored, so no stale value can show through later."""
+        if self.store.supports_deletes:
+            self.store.delete(key)
+        elif self.store.exists(key):
+            self.store.set(key, self.bound.encode(fill_chunk(self.spec)))
+
+    @property
+    def _lock_token(self) -> Hashable:
+        return self.store.url or id(self.store)
+
+    # -- shape changes -------------------------------------------------
+    def trim(self, new_shape: Shape) -> None:
+        """Make the store fit ``new_shape``: chunks wholly outside it are
+        deleted; chunks it cuts get the fill value past the new edge (so
+        growing again later shows fill, never stale data)."""
+        new_grid = RegularChunkGrid(new_shape, self.grid.chunk_shape)
+        chunk = self.grid.chunk_shape
+        for key, coords in self.stored_keys():
+            if not new_grid.contains(coords):
+                self.remove(key)
+                continue
+            keep = tuple(
+                max(0, min(c, n - i * c)) for i, c, n in zip(coords, chunk, new_shape)
+            )
+            old_extent = tuple(min(c, o - i * c) for i, c, o in zip(coords, chunk, self.shape))
+            if all(k >= e for k, e in zip(keep, old_extent)):
+                continue
+            writes = [
+                ChunkWrite(sel, fill_chunk(self.spec, tuple(s.stop - s.start for s in sel)))
+                for sel in _outside(keep, chunk)
+            ]
+            with locked(self._lock_token, [key]):
+                data = self._update(key, self.store.get(key), writes)
+                self._store_batch([(key, data)])
+
+
+def _outside(keep: Shape, shape: Shape) -> list[tuple[slice, ...]]:
+    """Disjoint boxes covering ``shape`` minus the box ``[0, keep)``."""
+    boxes = []
+    for d, (k, n) in enumerate(zip(keep, shape)):
+        if k >= n:
+            continue
+        boxes.append(tuple(
+            slice(0, keep[i]) if i < d else slice(k, n) if i == d else slice(0, shape[i]) for i in range(len(shape))
+        ))
+    return boxes
+
+
+__all__ = ["BlockWrite", "ChunkIO", "Member"]
