@@ -13,30 +13,38 @@ numpy arrays happens once, at the array layer.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+from typing import Any, TypeAlias
+
 import numpy as np
+import numpy.typing as npt
 
 from ._typing import Shape
 from ..errors import CodecError
+
+BytesLike: TypeAlias = bytes | bytearray | memoryview
 
 
 class ArrayBytes:
     """A chunk's elements, fixed-size or variable-length, with its shape."""
 
-    __slots__ = ("shape", "_array", "_offsets", "_data", "_elements")
+    __slots__ = ("shape", "_array", "_offsets", "_data")
 
-    def __init__(self, shape: Shape, array=None, offsets=None, data=None, elements=None):
+    def __init__(
+        self,
+        shape: Shape,
+        array: np.ndarray | None = None,
+        offsets: np.ndarray | None = None,
+        data: bytes | None = None,
+    ) -> None:
         self.shape: Shape = tuple(int(s) for s in shape)
         self._array: np.ndarray | None = array
         self._offsets: np.ndarray | None = offsets
         self._data: bytes | None = data
-        # Variable elements as numpy (StringDType / object of bytes), when a
-        # chunk was made from or decoded to them: offsets and data are then
-        # built on first use, so numpy in, numpy out costs no conversion.
-        self._elements: np.ndarray | None = elements
 
     # -- constructors --------------------------------------------------
     @classmethod
-    def fixed(cls, buffer, shape: Shape, dtype) -> ArrayBytes:
+    def fixed(cls, buffer: BytesLike | np.ndarray, shape: Shape, dtype: npt.DTypeLike) -> ArrayBytes:
         """Wrap a contiguous buffer of ``prod(shape)`` elements of ``dtype``."""
         dtype = np.dtype(dtype)
         n = int(np.prod(shape, dtype=np.int64))
@@ -59,21 +67,7 @@ class ArrayBytes:
         return cls(array.shape, array=array if array.flags.c_contiguous else array.copy(order="C"))
 
     @classmethod
-    def from_elements(cls, elements: np.ndarray) -> ArrayBytes:
-        """A variable chunk of numpy elements: StringDType (UTF-8 strings) or
-        an object array of ``bytes``. Offsets and data are built on first use.
-
-        Raises TypeError for any other dtype, or (object arrays) naming the
-        first element that is not ``bytes``.
-        """
-        if elements.dtype.kind == "O":
-            _check_types(elements.reshape(-1).tolist(), bytes, elements.shape)
-        elif elements.dtype.kind != "T":
-            raise TypeError(f"variable elements must be StringDType or object bytes, not {elements.dtype}")
-        return cls(elements.shape, elements=elements)
-
-    @classmethod
-    def variable(cls, offsets, data, shape: Shape) -> ArrayBytes:
+    def variable(cls, offsets: npt.ArrayLike, data: BytesLike, shape: Shape) -> ArrayBytes:
         """Wrap Arrow-style ``offsets`` (n+1) and ``data``; checks the offsets."""
         offsets = np.asarray(offsets, dtype=np.int64)
         data = bytes(data) if not isinstance(data, bytes) else data
@@ -103,29 +97,13 @@ class ArrayBytes:
         return self._array
 
     @property
-    def elements(self) -> np.ndarray | None:
-        """The numpy elements a variable chunk was made from, if any."""
-        return self._elements
-
-    def _materialise(self) -> None:
-        """Offsets and data of a chunk made from numpy elements."""
-        if self._offsets is None and self._elements is not None:
-            e = self._elements
-            built = ArrayBytes.from_strings(e) if e.dtype.kind == "T" else ArrayBytes.from_bytes_list(
-                e.reshape(-1).tolist(), e.shape
-            )
-            self._offsets, self._data = built._offsets, built._data
-
-    @property
     def offsets(self) -> np.ndarray:
-        self._materialise()
         if self._offsets is None:
             raise CodecError("a fixed-size chunk has no offsets")
         return self._offsets
 
     @property
     def data(self) -> bytes:
-        self._materialise()
         if self._data is None:
             raise CodecError("a fixed-size chunk has no variable data")
         return self._data
@@ -138,7 +116,7 @@ class ArrayBytes:
     @property
     def nbytes(self) -> int:
         """Bytes of element payload (excluding offsets)."""
-        return self._array.nbytes if self._array is not None else len(self.data)
+        return self._array.nbytes if self._array is not None else len(self._data or b"")
 
     @classmethod
     def concatenate(cls, parts: list[ArrayBytes]) -> ArrayBytes:
@@ -165,33 +143,12 @@ class ArrayBytes:
         """The same elements (C order) under a new shape of equal size."""
         if self._array is not None:
             return ArrayBytes(shape, array=self._array.reshape(shape))
-        if self._elements is not None:
-            return ArrayBytes(shape, elements=self._elements.reshape(shape))
         return ArrayBytes(shape, offsets=self._offsets, data=self._data)
-
-    def select(self, selection: tuple) -> ArrayBytes:
-        """The orthogonal ``selection`` of this chunk: per dimension a slice
-        (positive step) or a 1-D integer array, like ``chunk[np.ix_(...)]``."""
-        parts = [
-            np.arange(*s.indices(n), dtype=np.int64) if isinstance(s, slice) else np.asarray(s, dtype=np.int64).reshape(-1)
-            for s, n in zip(selection, self.shape)
-        ]
-        shape = tuple(len(p) for p in parts)
-        if all(isinstance(s, slice) for s in selection) and self._array is not None:
-            return ArrayBytes.from_array(self._array[tuple(selection)])
-        if self._array is not None:
-            return ArrayBytes.from_array(self._array[np.ix_(*parts)] if parts else self._array)
-        if not parts:
-            return self
-        flat = np.arange(self.size, dtype=np.int64).reshape(self.shape)[np.ix_(*parts)]
-        return self.take(flat.reshape(-1), shape)
 
     def take(self, flat_indices: np.ndarray, shape: Shape) -> ArrayBytes:
         """Gather elements by flat C-order index into a chunk of ``shape``."""
         if self._array is not None:
             return ArrayBytes(shape, array=self._array.reshape(-1)[flat_indices].reshape(shape))
-        if self._elements is not None:
-            return ArrayBytes(shape, elements=self._elements.reshape(-1)[flat_indices].reshape(shape))
         starts = self.offsets[:-1][flat_indices]
         lengths = self.offsets[1:][flat_indices] - starts
         new_offsets = np.zeros(len(lengths) + 1, dtype=np.int64)
@@ -235,7 +192,7 @@ class ArrayBytes:
         return cls.from_bytes_list(items, array.shape)
 
     @classmethod
-    def from_bytes_list(cls, items: list, shape: Shape) -> ArrayBytes:
+    def from_bytes_list(cls, items: Sequence[BytesLike], shape: Shape) -> ArrayBytes:
         """Variable chunk from a flat list of bytes-like elements (C order)."""
         lengths = np.fromiter(map(len, items), dtype=np.int64, count=len(items))
         return cls._from_lengths(lengths, b"".join(items), shape)
@@ -254,8 +211,6 @@ class ArrayBytes:
 
     def to_strings(self) -> np.ndarray:
         """A StringDType array of the UTF-8 elements; CodecError if not UTF-8."""
-        if self._elements is not None and self._elements.dtype.kind == "T":
-            return self._elements
         data = self.data
         o = self.offsets.tolist()
         try:
@@ -270,20 +225,16 @@ class ArrayBytes:
 
     def to_bytes_objects(self) -> np.ndarray:
         """An object array of the ``bytes`` elements."""
-        if self._elements is not None and self._elements.dtype.kind == "O":
-            return self._elements
         out = np.empty(self.size, dtype=object)
         out[:] = self.to_bytes_list()
         return out.reshape(self.shape)
 
     def __repr__(self) -> str:
         form = f"fixed {self._array.dtype}" if self._array is not None else "variable"
-        if self._elements is not None:
-            return f"<ArrayBytes variable elements {self._elements.dtype} shape={self.shape}>"
         return f"<ArrayBytes {form} shape={self.shape} nbytes={self.nbytes}>"
 
 
-def _check_types(items: list, types, shape: Shape) -> None:
+def _check_types(items: list[Any], types: type | tuple[type, ...], shape: Shape) -> None:
     """TypeError naming the first element (by N-d position) not of ``types``."""
     for i, item in enumerate(items):
         if not isinstance(item, types):
