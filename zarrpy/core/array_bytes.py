@@ -28,7 +28,7 @@ BytesLike: TypeAlias = bytes | bytearray | memoryview
 class ArrayBytes:
     """A chunk's elements, fixed-size or variable-length, with its shape."""
 
-    __slots__ = ("shape", "_array", "_offsets", "_data")
+    __slots__ = ("shape", "_array", "_offsets", "_data", "_elements")
 
     def __init__(
         self,
@@ -36,11 +36,16 @@ class ArrayBytes:
         array: np.ndarray | None = None,
         offsets: np.ndarray | None = None,
         data: bytes | None = None,
+        elements: np.ndarray | None = None,
     ) -> None:
         self.shape: Shape = tuple(int(s) for s in shape)
         self._array: np.ndarray | None = array
         self._offsets: np.ndarray | None = offsets
         self._data: bytes | None = data
+        # Variable elements as numpy (StringDType / object of bytes), when a
+        # chunk was made from or decoded to them: offsets and data are then
+        # built on first use, so numpy in, numpy out costs no conversion.
+        self._elements: np.ndarray | None = elements
 
     # -- constructors --------------------------------------------------
     @classmethod
@@ -65,6 +70,20 @@ class ArrayBytes:
             raise CodecError("object arrays must be converted to variable form first")
         # np.ascontiguousarray would turn a 0-d array into shape (1,).
         return cls(array.shape, array=array if array.flags.c_contiguous else array.copy(order="C"))
+
+    @classmethod
+    def from_elements(cls, elements: np.ndarray) -> ArrayBytes:
+        """A variable chunk of numpy elements: StringDType (UTF-8 strings) or
+        an object array of ``bytes``. Offsets and data are built on first use.
+
+        Raises TypeError for any other dtype, or (object arrays) naming the
+        first element that is not ``bytes``.
+        """
+        if elements.dtype.kind == "O":
+            _check_types(elements.reshape(-1).tolist(), bytes, elements.shape)
+        elif elements.dtype.kind != "T":
+            raise TypeError(f"variable elements must be StringDType or object bytes, not {elements.dtype}")
+        return cls(elements.shape, elements=elements)
 
     @classmethod
     def variable(cls, offsets: npt.ArrayLike, data: BytesLike, shape: Shape) -> ArrayBytes:
@@ -97,13 +116,29 @@ class ArrayBytes:
         return self._array
 
     @property
+    def elements(self) -> np.ndarray | None:
+        """The numpy elements a variable chunk was made from, if any."""
+        return self._elements
+
+    def _materialise(self) -> None:
+        """Offsets and data of a chunk made from numpy elements."""
+        if self._offsets is None and self._elements is not None:
+            e = self._elements
+            built = ArrayBytes.from_strings(e) if e.dtype.kind == "T" else ArrayBytes.from_bytes_list(
+                e.reshape(-1).tolist(), e.shape
+            )
+            self._offsets, self._data = built._offsets, built._data
+
+    @property
     def offsets(self) -> np.ndarray:
+        self._materialise()
         if self._offsets is None:
             raise CodecError("a fixed-size chunk has no offsets")
         return self._offsets
 
     @property
     def data(self) -> bytes:
+        self._materialise()
         if self._data is None:
             raise CodecError("a fixed-size chunk has no variable data")
         return self._data
@@ -116,7 +151,7 @@ class ArrayBytes:
     @property
     def nbytes(self) -> int:
         """Bytes of element payload (excluding offsets)."""
-        return self._array.nbytes if self._array is not None else len(self._data or b"")
+        return self._array.nbytes if self._array is not None else len(self.data)
 
     @classmethod
     def concatenate(cls, parts: list[ArrayBytes]) -> ArrayBytes:
@@ -143,12 +178,33 @@ class ArrayBytes:
         """The same elements (C order) under a new shape of equal size."""
         if self._array is not None:
             return ArrayBytes(shape, array=self._array.reshape(shape))
+        if self._elements is not None:
+            return ArrayBytes(shape, elements=self._elements.reshape(shape))
         return ArrayBytes(shape, offsets=self._offsets, data=self._data)
+
+    def select(self, selection: tuple) -> ArrayBytes:
+        """The orthogonal ``selection`` of this chunk: per dimension a slice
+        (positive step) or a 1-D integer array, like ``chunk[np.ix_(...)]``."""
+        parts = [
+            np.arange(*s.indices(n), dtype=np.int64) if isinstance(s, slice) else np.asarray(s, dtype=np.int64).reshape(-1)
+            for s, n in zip(selection, self.shape)
+        ]
+        shape = tuple(len(p) for p in parts)
+        if all(isinstance(s, slice) for s in selection) and self._array is not None:
+            return ArrayBytes.from_array(self._array[tuple(selection)])
+        if self._array is not None:
+            return ArrayBytes.from_array(self._array[np.ix_(*parts)] if parts else self._array)
+        if not parts:
+            return self
+        flat = np.arange(self.size, dtype=np.int64).reshape(self.shape)[np.ix_(*parts)]
+        return self.take(flat.reshape(-1), shape)
 
     def take(self, flat_indices: np.ndarray, shape: Shape) -> ArrayBytes:
         """Gather elements by flat C-order index into a chunk of ``shape``."""
         if self._array is not None:
             return ArrayBytes(shape, array=self._array.reshape(-1)[flat_indices].reshape(shape))
+        if self._elements is not None:
+            return ArrayBytes(shape, elements=self._elements.reshape(-1)[flat_indices].reshape(shape))
         starts = self.offsets[:-1][flat_indices]
         lengths = self.offsets[1:][flat_indices] - starts
         new_offsets = np.zeros(len(lengths) + 1, dtype=np.int64)
@@ -211,6 +267,8 @@ class ArrayBytes:
 
     def to_strings(self) -> np.ndarray:
         """A StringDType array of the UTF-8 elements; CodecError if not UTF-8."""
+        if self._elements is not None and self._elements.dtype.kind == "T":
+            return self._elements
         data = self.data
         o = self.offsets.tolist()
         try:
@@ -225,12 +283,16 @@ class ArrayBytes:
 
     def to_bytes_objects(self) -> np.ndarray:
         """An object array of the ``bytes`` elements."""
+        if self._elements is not None and self._elements.dtype.kind == "O":
+            return self._elements
         out = np.empty(self.size, dtype=object)
         out[:] = self.to_bytes_list()
         return out.reshape(self.shape)
 
     def __repr__(self) -> str:
         form = f"fixed {self._array.dtype}" if self._array is not None else "variable"
+        if self._elements is not None:
+            return f"<ArrayBytes variable elements {self._elements.dtype} shape={self.shape}>"
         return f"<ArrayBytes {form} shape={self.shape} nbytes={self.nbytes}>"
 
 
