@@ -182,7 +182,7 @@ class ArrayBytes:
             return ArrayBytes(shape, elements=self._elements.reshape(shape))
         return ArrayBytes(shape, offsets=self._offsets, data=self._data)
 
-    def select(self, selection: tuple) -> ArrayBytes:
+    def select(self, selection: tuple[slice | np.ndarray, ...]) -> ArrayBytes:
         """The orthogonal ``selection`` of this chunk: per dimension a slice
         (positive step) or a 1-D integer array, like ``chunk[np.ix_(...)]``."""
         parts = [
