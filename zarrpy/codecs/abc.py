@@ -36,6 +36,7 @@ from ._config import check_keys
 from .fill import is_fill
 from .merge import ChunkWrite, merge_writes
 from .partial import (
+    ByteReader,
     DEFAULT_OPTIONS,
     WHOLE_ONLY,
     ArrayPartialDecoder,
@@ -61,20 +62,6 @@ class ChunkSpec:
         for s in self.shape:
             n *= s
         return n
-
-
-class ByteReader(Protocol):
-    """Reads one stored value (a chunk, a shard) by byte range.
-
-    Codecs see this instead of a store: ``reader(request)`` returns the
-    requested bytes (``None`` request: all of them), ``reader.read_many``
-    answers many requests in one batched store call. Both return None when
-    the value does not exist. A range past the end comes back short.
-    """
-
-    def __call__(self, request: ByteRequest | None = None) -> bytes | None: ...
-
-    def read_many(self, requests: Sequence[ByteRequest | None]) -> list[bytes | None]: ...
 
 
 class Codec(ABC):
@@ -147,7 +134,7 @@ class Codec(ABC):
         return WHOLE_ONLY
 
     def __eq__(self, other: object) -> bool:
-        return type(self) is type(other) and self.to_json() == other.to_json()  # type: ignore[union-attr]
+        return isinstance(other, Codec) and type(self) is type(other) and self.to_json() == other.to_json()
 
     def __hash__(self) -> int:
         return hash((type(self), repr(self.to_json())))

@@ -154,7 +154,7 @@ class BloscCodec(BytesToBytesCodec):
 
         typesize = self.typesize if self.typesize is not None else _itemsize(spec)
         try:
-            return blosc.compress(
+            compressed: bytes = blosc.compress(
                 data,
                 self.cname.encode("ascii"),
                 clamp(self.clevel, 0, 9),
@@ -164,6 +164,7 @@ class BloscCodec(BytesToBytesCodec):
             )
         except (ValueError, RuntimeError, OverflowError) as exc:
             raise CodecError(f"codec 'blosc': cannot compress with cname {self.cname!r}: {exc}") from None
+        return compressed
 
     def decode(self, data: bytes, spec: ChunkSpec) -> bytes:
         """Decompress one blosc1 frame.
@@ -180,7 +181,7 @@ class BloscCodec(BytesToBytesCodec):
         from numcodecs import blosc
 
         try:
-            out = blosc.decompress(data)
+            out: bytes = blosc.decompress(data)
         except (RuntimeError, ValueError, TypeError, OverflowError) as exc:
             raise ChunkDecodeError(f"codec 'blosc': corrupt data: {exc}") from None
         if len(out) != nbytes:
@@ -203,9 +204,10 @@ def _check_header(data: bytes, limit: int | None) -> int:
         raise ChunkDecodeError(
             f"codec 'blosc': {len(data)} bytes is too short for a blosc header ({_HEADER_NBYTES})"
         )
-    _version, _versionlz, flags, _typesize, nbytes, blocksize, cbytes = struct.unpack_from(
+    fields: tuple[int, ...] = struct.unpack_from(
         "<BBBBIII", data
     )
+    _version, _versionlz, flags, _typesize, nbytes, blocksize, cbytes = fields
     if cbytes != len(data):
         raise ChunkDecodeError(
             f"codec 'blosc': header says the frame has {cbytes} bytes, got {len(data)}"

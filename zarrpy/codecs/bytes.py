@@ -144,7 +144,7 @@ class BytesPartialDecoder(ArrayPartialDecoder):
         where = run_pos[run] + (wanted - firsts[run]) * itemsize  # byte position of each wanted element
         raw = np.frombuffer(buf, dtype=np.uint8)
         stored = self.codec._stored_dtype(spec.dtype.numpy)
-        out = []
+        out: list[ArrayBytes | None] = []
         for flat in flats:
             k = np.searchsorted(wanted, flat.reshape(-1))
             picked = raw[where[k][:, None] + np.arange(itemsize)].reshape(-1).view(stored).reshape(flat.shape)

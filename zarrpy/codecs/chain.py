@@ -111,9 +111,9 @@ class BoundChain:
         self._a2a_specs = tuple(specs)
         self._a2b_spec = chain.array_to_bytes.resolve(spec)
         size = chain.array_to_bytes.compute_encoded_size(self._a2b_spec)
-        for codec in chain.bytes_to_bytes:
-            codec.resolve(self._a2b_spec)
-            size = None if size is None else codec.compute_encoded_size(size)
+        for b2b in chain.bytes_to_bytes:
+            b2b.resolve(self._a2b_spec)
+            size = None if size is None else b2b.compute_encoded_size(size)
         self.encoded_size: int | None = size
 
     def encode(self, chunk: ArrayBytes) -> bytes:
@@ -121,8 +121,8 @@ class BoundChain:
         for codec, spec in zip(self.chain.array_to_array, self._a2a_specs):
             chunk = codec.encode(chunk, spec)
         data = self.chain.array_to_bytes.encode(chunk, self._a2b_spec)
-        for codec in self.chain.bytes_to_bytes:
-            data = codec.encode(data, self._a2b_spec)
+        for b2b in self.chain.bytes_to_bytes:
+            data = b2b.encode(data, self._a2b_spec)
         return data
 
     def decode(self, data: bytes) -> ArrayBytes:
@@ -131,15 +131,14 @@ class BoundChain:
         Raises ChunkDecodeError (or ChecksumError) if ``data`` is corrupt or
         decodes to the wrong size.
         """
-        for codec in reversed(self.chain.bytes_to_bytes):
-            data = codec.decode(data, self._a2b_spec)
+        for b2b in reversed(self.chain.bytes_to_bytes):
+            data = b2b.decode(data, self._a2b_spec)
         chunk = self.chain.array_to_bytes.decode(data, self._a2b_spec)
         _check_shape(chunk, self._a2b_spec, self.chain.array_to_bytes)
         for codec, spec in zip(reversed(self.chain.array_to_array), reversed(self._a2a_specs)):
             chunk = codec.decode(chunk, spec)
         _check_shape(chunk, self.spec, self.chain.array_to_bytes)
         return chunk
-
 
     @property
     def capabilities(self) -> CodecCapabilities:
@@ -157,8 +156,8 @@ class BoundChain:
         :mod:`zarrpy.codecs.partial`). Always available; it reads only what it
         needs where :attr:`capabilities` says so, else decodes the whole chunk."""
         reader: ByteReader = read
-        for codec in reversed(self.chain.bytes_to_bytes):
-            reader = codec.partial_decoder(reader, self._a2b_spec)
+        for b2b in reversed(self.chain.bytes_to_bytes):
+            reader = b2b.partial_decoder(reader, self._a2b_spec)
         decoder = self.chain.array_to_bytes.partial_decoder(reader, self._a2b_spec, options)
         for codec, spec in zip(reversed(self.chain.array_to_array), reversed(self._a2a_specs)):
             decoder = codec.partial_decoder(decoder, spec)

@@ -70,9 +70,11 @@ def rows_equal_fill(rows: np.ndarray, fill: np.ndarray) -> np.ndarray:
         fill = np.asarray(fill, dtype=rows.dtype)
     if itemsize in (1, 2, 4, 8) and rows.dtype.kind != "V":
         view = np.dtype(f"u{itemsize}")
-        return (rows.view(view) == fill.reshape(1).view(view)[0]).all(axis=1)
+        equal: np.ndarray = (rows.view(view) == fill.reshape(1).view(view)[0]).all(axis=1)
+        return equal
     raw = rows.view(np.uint8).reshape(rows.shape[0], -1, itemsize)
-    return (raw == fill.reshape(1).view(np.uint8)).all(axis=(1, 2))
+    equal_bytes: np.ndarray = (raw == fill.reshape(1).view(np.uint8)).all(axis=(1, 2))
+    return equal_bytes
 
 
 def variable_is_fill(chunk: ArrayBytes, fill: bytes) -> bool:

@@ -193,7 +193,8 @@ def _make_numcodec(name: str, codec_id: str, config: dict[str, Any]) -> Any:
 
 def _dtype(name: str, key: str, value: Any) -> np.dtype:
     try:
-        return np.dtype(value)
+        dtype: np.dtype = np.dtype(value)
+        return dtype
     except TypeError as exc:
         raise CodecError(f"codec {name!r}: {key!r} must be a numpy dtype, got {value!r}: {exc}") from None
 
@@ -244,12 +245,13 @@ class _NumcodecsCodec(Codec):
             self._impl = impl
         return impl
 
-    def __reduce__(self):
+    def __reduce__(self) -> tuple[Any, ...]:
         return (_rebuild, (self.name, self._config))
 
 
 def _rebuild(name: str, config: dict[str, Any]) -> Codec:
-    return codec_class(name)(config)
+    cls: Any = codec_class(name)  # an adapter class: built from its numcodecs configuration
+    return cls(config)  # type: ignore[no-any-return]
 
 
 class NumcodecsBytesCodec(_NumcodecsCodec, BytesToBytesCodec):
@@ -316,8 +318,8 @@ class NumcodecsArrayCodec(_NumcodecsCodec, ArrayToArrayCodec):
         dec_key, enc_key = _ARRAY_TO_ARRAY[self.codec_id]
         dec = self._config.get(dec_key) if dec_key else None
         enc = self._config.get(enc_key) if enc_key else None
-        dec_dt = None if dec is None else _dtype(self.name, dec_key, dec)
-        enc_dt = None if enc is None else _dtype(self.name, enc_key, enc)
+        dec_dt = None if dec is None or dec_key is None else _dtype(self.name, dec_key, dec)
+        enc_dt = None if enc is None or enc_key is None else _dtype(self.name, enc_key, enc)
         if enc_dt is None and dec_dt is not None:
             enc_dt = dec_dt  # numcodecs: astype defaults to dtype
         return dec_dt, enc_dt

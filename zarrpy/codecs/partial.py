@@ -24,7 +24,7 @@ from __future__ import annotations
 
 from abc import ABC, abstractmethod
 from dataclasses import dataclass
-from typing import Any, Callable, Sequence, TypeVar
+from typing import Any, Callable, Protocol, Sequence, TypeVar
 
 import numpy as np
 
@@ -90,13 +90,27 @@ DEFAULT_OPTIONS = DecodeOptions()
 # -- readers -------------------------------------------------------------------
 
 
+class ByteReader(Protocol):
+    """Reads one stored value (a chunk, a shard) by byte range.
+
+    Codecs see this instead of a store: ``reader(request)`` returns the
+    requested bytes (``None`` request: all of them), ``reader.read_many``
+    answers many requests in one batched store call. Both return None when
+    the value does not exist. A range past the end comes back short.
+    """
+
+    def __call__(self, request: ByteRequest | None = None) -> bytes | None: ...
+
+    def read_many(self, requests: Sequence[ByteRequest | None]) -> list[bytes | None]: ...
+
+
 class RangeReader:
     """A :class:`~zarrpy.codecs.abc.ByteReader` of bytes ``[offset, offset+length)``
     of another reader: an inner chunk inside a shard, read by its own chain."""
 
     __slots__ = ("parent", "offset", "length")
 
-    def __init__(self, parent: Any, offset: int, length: int):
+    def __init__(self, parent: ByteReader, offset: int, length: int):
         self.parent, self.offset, self.length = parent, offset, length
 
     def _translate(self, request: ByteRequest | None) -> RangeRequest:
@@ -145,7 +159,7 @@ class WholeBytesDecoder:
 
     __slots__ = ("_input", "_decode", "_value", "_loaded")
 
-    def __init__(self, input: Any, decode: Callable[[bytes], bytes]):
+    def __init__(self, input: ByteReader, decode: Callable[[bytes], bytes]):
         self._input, self._decode = input, decode
         self._value: bytes | None = None
         self._loaded = False
@@ -228,6 +242,7 @@ def is_full_selection(selection: ChunkSelection, shape: Sequence[int]) -> bool:
 
 __all__ = [
     "ArrayPartialDecoder",
+    "ByteReader",
     "BytesReader",
     "ChunkSelection",
     "CodecCapabilities",

@@ -12,7 +12,7 @@ permutation. Variable-length chunks are permuted element-wise.
 
 from __future__ import annotations
 
-from typing import Any, Mapping
+from typing import Any, Mapping, Sequence
 
 import numpy as np
 
@@ -28,7 +28,7 @@ class TransposeCodec(ArrayToArrayCodec):
     name = "transpose"
     __slots__ = ("order",)
 
-    def __init__(self, order):
+    def __init__(self, order: Sequence[int]):
         if not isinstance(order, (list, tuple)) or not all(isinstance(i, int) and not isinstance(i, bool) for i in order):
             raise CodecError(f"codec 'transpose': 'order' must be a list of integers, got {order!r}")
         order = tuple(order)

@@ -468,7 +468,7 @@ def _decode_inner(part: str, bound: BoundChain, encoded: bytes) -> ArrayBytes:
 
 def _read_l(field: bytes | memoryview, nbytes: int) -> int:
     """The index length ``L``; it must fit the chunk beside its own 8 bytes."""
-    (index_nbytes,) = _U64.unpack(field)
+    index_nbytes: int = _U64.unpack(field)[0]
     if index_nbytes > nbytes - _L_NBYTES:
         raise ChunkDecodeError(
             f"codec {NAME!r}: index length field says {index_nbytes} bytes, "

@@ -182,7 +182,7 @@ class VlenV2Codec(InterleavedVlenCodec):
     __slots__ = ()
 
 
-def _numcodecs_codec(spec: ChunkSpec):
+def _numcodecs_codec(spec: ChunkSpec) -> Any:
     import numcodecs  # imported on first use: importing zarrpy loads no codec library
 
     return numcodecs.VLenUTF8() if spec.dtype.is_string else numcodecs.VLenBytes()
@@ -289,7 +289,8 @@ def _header_positions(offsets: np.ndarray) -> np.ndarray:
     """Where element i's 4-byte length sits: after the count, i lengths and
     ``offsets[i]`` data bytes."""
     n = len(offsets) - 1
-    return _HEADER_NBYTES + 4 * np.arange(n, dtype=np.int64) + offsets[:-1]
+    positions: np.ndarray = _HEADER_NBYTES + 4 * np.arange(n, dtype=np.int64) + offsets[:-1]
+    return positions
 
 
 # -- numcodecs VLenArray ---------------------------------------------------
@@ -339,11 +340,11 @@ def encode_vlen_array(chunk: ArrayBytes, dtype: Any) -> bytes:
     return encode_interleaved(offsets, data, codec="vlen-array")
 
 
-def _vlen_array_dtype(dtype: Any) -> np.dtype:
+def _vlen_array_dtype(value: Any) -> np.dtype:
     try:
-        dtype = np.dtype(dtype)
+        dtype: np.dtype = np.dtype(value)
     except TypeError as exc:
-        raise CodecError(f"codec 'vlen-array': 'dtype' {dtype!r} is not a numpy dtype: {exc}") from None
+        raise CodecError(f"codec 'vlen-array': 'dtype' {value!r} is not a numpy dtype: {exc}") from None
     if dtype.kind not in "biufc" or dtype.itemsize == 0:
         raise CodecError(f"codec 'vlen-array': 'dtype' must be a numeric dtype, got {dtype.str!r}")
     return dtype

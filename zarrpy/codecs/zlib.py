@@ -84,7 +84,7 @@ class ZlibCodec(NumcodecsBytesCodec):
             raise ChunkDecodeError(f"codec {self.name!r}: truncated data ({len(data)} bytes; the stream does not end)")
         return out
 
-    def __reduce__(self):
+    def __reduce__(self) -> tuple[Any, ...]:
         return (type(self), (self.level,))
 
 

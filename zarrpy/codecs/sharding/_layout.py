@@ -28,7 +28,7 @@ class ShardLayout:
 
     __slots__ = (
         "spec", "inner_spec", "grid_shape", "nchunks", "chunk_size",
-        "inner", "index_chain", "index_nbytes", "index_at_start", "fill", "fill_bytes",
+        "inner", "index_chain", "index_nbytes", "index_at_start", "_fill", "_fill_bytes",
     )
 
     def __init__(self, spec: ChunkSpec, inner_spec: ChunkSpec, inner: BoundChain, index_chain: BoundChain,
@@ -43,14 +43,28 @@ class ShardLayout:
         self.index_nbytes: int = index_chain.encoded_size  # type: ignore[assignment]
         self.index_at_start = index_at_start
         try:
-            self.fill = None if spec.dtype.is_variable else fixed_fill(spec)
-            self.fill_bytes = variable_fill(spec) if spec.dtype.is_variable else None
+            self._fill = None if spec.dtype.is_variable else fixed_fill(spec)
+            self._fill_bytes = variable_fill(spec) if spec.dtype.is_variable else None
         except CodecError as exc:
             raise CodecError(f"codec {NAME!r}: {exc}") from None
 
     @property
     def is_variable(self) -> bool:
-        return self.fill is None
+        return self._fill is None
+
+    @property
+    def fill(self) -> np.ndarray:
+        """The fill value of a fixed-size type, as a 0-d array."""
+        if self._fill is None:
+            raise CodecError(f"codec {NAME!r}: data type {self.spec.dtype.name!r} is variable-length")
+        return self._fill
+
+    @property
+    def fill_bytes(self) -> bytes:
+        """The fill value of a variable-length type, as element bytes."""
+        if self._fill_bytes is None:
+            raise CodecError(f"codec {NAME!r}: data type {self.spec.dtype.name!r} is fixed-size")
+        return self._fill_bytes
 
     # -- positions -----------------------------------------------------
     def coords(self, position: int) -> tuple[int, ...]:
@@ -138,13 +152,13 @@ class ShardLayout:
         fill_lengths = np.full(m, len(self.fill_bytes), dtype=np.int64)
         fill_data = self.fill_bytes * m
         for i in range(self.nchunks):
-            inner = inner_chunks.get(i)
-            if inner is None:
+            stored = inner_chunks.get(i)
+            if stored is None:
                 lengths.append(fill_lengths)
                 parts.append(fill_data)
             else:
-                lengths.append(np.diff(inner.offsets))
-                parts.append(inner.data)
+                lengths.append(np.diff(stored.offsets))
+                parts.append(stored.data)
         ordered = _from_lengths(np.concatenate(lengths) if lengths else np.zeros(0, np.int64),
                                 b"".join(parts), (self.spec.size,))
         inverse = np.empty(self.spec.size, dtype=np.int64)

@@ -269,7 +269,7 @@ class ShardingCodec(ArrayToBytesCodec):
         """
         layout = self.layout(spec)
         index = layout.read_index(old) if old is not None else ShardIndex(layout.grid_shape)
-        view = memoryview(old) if old is not None else None
+        view = memoryview(old if old is not None else b"")
         current: dict[int, ArrayBytes] = {}
         for selection, block in writes:
             indexer = OrthogonalIndexer(normalise_selection(selection), spec.shape, self.chunk_shape)
@@ -303,13 +303,15 @@ class ShardingCodec(ArrayToBytesCodec):
             pos: None if layout.is_fill(inner) else layout.encode_inner(inner) for pos, inner in current.items()
         }
         keep = set(np.flatnonzero(index.present()).tolist()) | set(new)
-        pieces = []
+        pieces: list[tuple[int, bytes | memoryview]] = []
         for pos in sorted(keep):
-            if pos in new:
-                if new[pos] is not None:
-                    pieces.append((pos, new[pos]))
-            else:
-                offset, nbytes = index.get(pos)  # type: ignore[misc]
+            encoded = new.get(pos)
+            if encoded is not None:
+                pieces.append((pos, encoded))
+            elif pos not in new:
+                location = index.get(pos)
+                assert location is not None  # a stored inner chunk
+                offset, nbytes = location
                 pieces.append((pos, view[offset : offset + nbytes]))
         return layout.build(pieces) if pieces else None
 

@@ -64,7 +64,8 @@ class ShardIndex:
 
     def present(self) -> np.ndarray:
         """Boolean mask (flat, C order) of inner chunks that are stored."""
-        return self._flat()[:, 0] != EMPTY
+        mask: np.ndarray = self._flat()[:, 0] != EMPTY
+        return mask
 
     def is_empty(self) -> bool:
         """True when no inner chunk is stored."""
@@ -189,7 +190,7 @@ class ShardIndex:
     def _coords(self, mask: np.ndarray) -> tuple[int, ...]:
         return self._coords_at(int(np.flatnonzero(mask)[0]))
 
-    def _coords_at(self, position) -> tuple[int, ...]:
+    def _coords_at(self, position: int) -> tuple[int, ...]:
         return tuple(int(c) for c in np.unravel_index(int(position), self.grid_shape))
 
     def __eq__(self, other: object) -> bool:

@@ -24,7 +24,7 @@ from ...core.array_bytes import ArrayBytes
 from ...core.byte_range import RangeRequest, ShortRead, SuffixRequest, read_coalesced
 from ...errors import ChunkDecodeError
 from ..partial import ArrayPartialDecoder, DecodeOptions, RangeReader
-from ...core.indexing import OrthogonalIndexer
+from ...core.indexing import ChunkProjection, OrthogonalIndexer
 from ..fill import fill_variable
 from ._layout import ShardLayout, gather_variable, normalise_selection
 from .index import NAME, ShardIndex
@@ -120,7 +120,7 @@ class ShardPartialDecoder(ArrayPartialDecoder):
         raw = self.read_inner(sorted(needed))
         decoded = dict(self._map(lambda item: (item[0], layout.decode_inner(*item)), list(raw.items())))
         parts = {k: v for got in self._map(self._decode_part, self._part_requests(stored, in_part)) for k, v in got}
-        out = []
+        out: list[ArrayBytes | None] = []
         for indexer, projections in plans:
             pieces = []
             for pos, proj in projections:
@@ -132,17 +132,22 @@ class ShardPartialDecoder(ArrayPartialDecoder):
             out.append(self._assemble(indexer, projections, pieces))
         return out
 
-    def _part_requests(self, stored: list, in_part: set[int]) -> list[tuple[int, list]]:
+    def _part_requests(
+        self, stored: list[tuple[int, ChunkProjection]], in_part: set[int]
+    ) -> list[tuple[int, list[ChunkProjection]]]:
         """Per inner chunk read in part: its position and the projections into it."""
-        by_pos: dict[int, list] = {}
+        by_pos: dict[int, list[ChunkProjection]] = {}
         for pos, proj in stored:
             if pos in in_part:
                 by_pos.setdefault(pos, []).append(proj)
         return list(by_pos.items())
 
-    def _decode_part(self, item: tuple[int, list]) -> list[tuple[int, ArrayBytes | None]]:
+    def _decode_part(self, item: tuple[int, list[ChunkProjection]]) -> list[tuple[int, ArrayBytes | None]]:
         pos, projections = item
-        offset, nbytes = self.index().get(pos)  # type: ignore[union-attr,misc]
+        index = self.index()
+        location = None if index is None else index.get(pos)
+        assert location is not None  # only stored inner chunks are read in part
+        offset, nbytes = location
         decoder = self.layout.inner.partial_decoder(
             RangeReader(self._read, offset, nbytes), DecodeOptions(max_gap_nbytes=self.max_gap_nbytes)
         )
@@ -152,7 +157,9 @@ class ShardPartialDecoder(ArrayPartialDecoder):
             raise type(exc)(f"codec {NAME!r}: inner chunk {self.layout.coords(pos)}: {exc}") from None
         return [(id(p), g) for p, g in zip(projections, got)]
 
-    def _assemble(self, indexer: OrthogonalIndexer, projections: list, pieces: list[ArrayBytes | None]) -> ArrayBytes:
+    def _assemble(
+        self, indexer: OrthogonalIndexer, projections: list[tuple[int, ChunkProjection]], pieces: list[ArrayBytes | None]
+    ) -> ArrayBytes:
         layout = self.layout
         if not layout.is_variable:
             out = np.empty(indexer.shape, dtype=layout.fill.dtype)
