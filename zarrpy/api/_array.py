@@ -8,25 +8,27 @@ touches both the store and the codecs.
 from __future__ import annotations
 
 import math
-from typing import Any, Iterable, Mapping, Sequence
+from typing import Any, Callable, Iterable, Mapping, Sequence
 
 import numpy as np
+import numpy.typing as npt
 
 from ..codecs.abc import ArrayToBytesCodec, BytesToBytesCodec, ArrayToArrayCodec, Codec
 from ..core._typing import ChunkCoords, Shape
 from ..core.indexing import OrthogonalIndexer
+from ..core.paths import join_key
 from ..errors import BoundsCheckError, NodeNotFoundError, SelectionError
-from ..metadata.v2 import ArrayMetadataV2
+from ..metadata.nodes import ArrayMetadata
 from ..metadata.v3 import ArrayMetadataV3
 from ..pipeline.chunk_io import BlockWrite, ChunkIO
 from ..pipeline.convert import v2_to_v3
 from ..pipeline.values import coerce_value
 from ..stores.abc import Store
 from ._info import ArrayInfo
-from ._node import ARRAY_METADATA, Node, join_key, location, read_metadata
+from ._node import ARRAY_METADATA, Node, location, read_metadata
 
 
-class Array(Node):
+class Array(Node[ArrayMetadata]):
     """A chunked, compressed N-dimensional array in a store.
 
     Open one with :func:`zarrpy.open_array` or create one with
@@ -38,7 +40,7 @@ class Array(Node):
         self,
         store: Store,
         path: str,
-        metadata: ArrayMetadataV3,
+        metadata: ArrayMetadata,
         *,
         read_only: bool = False,
         write_empty_chunks: bool = False,
@@ -48,7 +50,7 @@ class Array(Node):
 
     _kind = "array"
 
-    def _apply_metadata(self, stored: ArrayMetadataV3 | ArrayMetadataV2) -> None:
+    def _apply_metadata(self, stored: ArrayMetadata) -> None:
         # The stored document (V3 or V2) is kept for writing back; the
         # pipeline always runs on one V3 description of the same bytes.
         self._metadata = stored
@@ -202,7 +204,7 @@ class Array(Node):
         return f"<zarrpy.Array {self.name} shape={self.shape} dtype={self.dtype}>"
 
     @property
-    def metadata(self) -> ArrayMetadataV3 | ArrayMetadataV2:
+    def metadata(self) -> ArrayMetadata:
         """The stored metadata document (V3, or V2 for a V2 array)."""
         return self._metadata
 
@@ -211,11 +213,11 @@ class Array(Node):
             raise TypeError("len() of a 0-d array")
         return self.shape[0]
 
-    def __array__(self, dtype=None, copy=None) -> np.ndarray:
+    def __array__(self, dtype: npt.DTypeLike | None = None, copy: bool | None = None) -> np.ndarray:
         out = np.asarray(self[...])
         return out if dtype is None else out.astype(dtype)
 
-    def __reduce__(self):
+    def __reduce__(self) -> tuple[Callable[[Store, str, bool, bool], Array], tuple[Store, str, bool, bool]]:
         return (_reopen, (self._store, self._path, self._read_only, self.write_empty_chunks))
 
     def __eq__(self, other: object) -> bool:
@@ -340,8 +342,10 @@ class Array(Node):
         chunks cut by the new edge are rewritten with the fill value past it,
         so growing again later shows fill, never stale data."""
         self._check_writable()
-        shape = tuple(new_shape[0]) if len(new_shape) == 1 and not isinstance(new_shape[0], int) else new_shape
-        shape = tuple(int(s) for s in shape)  # type: ignore[union-attr]
+        first = new_shape[0] if len(new_shape) == 1 else None
+        # resize(2, 3) or resize((2, 3)); int() as given (numpy integers too)
+        dims: Sequence[Any] = first if first is not None and not isinstance(first, int) else new_shape
+        shape = tuple(int(s) for s in dims)
         if len(shape) != self.ndim or any(s < 0 for s in shape):
             raise SelectionError(f"new shape {shape} must have {self.ndim} non-negative dimensions")
         if any(n < o for n, o in zip(shape, self.shape)):
@@ -370,7 +374,7 @@ class _Selector:
 
     __slots__ = ("_get", "_set")
 
-    def __init__(self, get: Any, set_: Any):
+    def __init__(self, get: Callable[[Any], Any], set_: Callable[[Any, Any], None]):
         self._get, self._set = get, set_
 
     def __getitem__(self, selection: Any) -> Any:

@@ -22,6 +22,8 @@ from ._open import create_array, open_group
 from ..codecs.abc import ArrayToArrayCodec, ArrayToBytesCodec, BytesToBytesCodec
 from ..codecs.user_forms import codec_from_any
 from ..core.dtypes import DataType
+from ..metadata.v2 import ArrayMetadataV2
+from ..metadata.v3 import ArrayMetadataV3
 
 # A copy between arrays moves at most about this many bytes per step.
 _COPY_STEP_NBYTES = 64 << 20
@@ -82,7 +84,7 @@ def create(
     )
 
 
-def _split_chain(codecs: Any) -> tuple[list, Any, list]:
+def _split_chain(codecs: Any) -> tuple[list[ArrayToArrayCodec], ArrayToBytesCodec, list[BytesToBytesCodec]]:
     """A V3 chain (codec objects or JSON) as (filters, serializer, compressors)."""
     items = codecs if isinstance(codecs, (list, tuple)) else [codecs]
     parsed = [codec_from_any(c, f"codecs[{i}]") for i, c in enumerate(items)]
@@ -140,11 +142,12 @@ def _like_args(a: Any, zarr_format: int | None) -> dict[str, Any]:
 def _codec_args(a: Array) -> dict[str, Any]:
     """The codec settings that recreate ``a``'s chunk encoding (same format)."""
     out: dict[str, Any] = {"filters": list(a.filters) or None, "compressors": list(a.compressors) or None}
-    if a.zarr_format == 3:
+    metadata = a.metadata
+    if isinstance(metadata, ArrayMetadataV2):
+        out["order"] = metadata.order
+    else:
         out["serializer"] = a.serializer
         out["shards"] = a.shards
-    else:
-        out["order"] = a.metadata.order
     return out
 
 
@@ -257,9 +260,9 @@ def from_array(
             attributes = source.attrs.asdict()
         if dimension_names is None and zarr_format == 3:
             dimension_names = source.dimension_names
-        if order is None and zarr_format == 2 and source.zarr_format == 2:
+        if order is None and zarr_format == 2 and isinstance(source.metadata, ArrayMetadataV2):
             order = source.metadata.order
-        if chunk_key_encoding is None and same_format and zarr_format == 3:
+        if chunk_key_encoding is None and same_format and isinstance(source.metadata, ArrayMetadataV3):
             chunk_key_encoding = source.metadata.chunk_key_encoding
     else:
         zarr_format = zarr_format or 3

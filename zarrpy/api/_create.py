@@ -121,6 +121,8 @@ def ragged_create_arguments(dtype: Any, serializer: Any) -> tuple[Any, Any]:
     if bare:
         serializer = VlenArrayCodec(element.str)  # the short-hand: the element type is dtype=
     codec = codec_from_any(serializer, "serializer")
+    if not isinstance(codec, VlenArrayCodec):  # pragma: no cover - _names_vlen_array named it
+        raise CodecError(f"serializer: expected codec {VlenArrayCodec.name!r}, got {codec.name!r}")
     if codec.dtype.newbyteorder("=") != element.newbyteorder("="):
         raise CodecError(f"serializer: codec {VlenArrayCodec.name!r} has 'dtype' {codec.to_config()['dtype']!r}, "
                          f"but dtype={dtype!r} was given")
@@ -213,7 +215,7 @@ _KINDS = {
 }
 
 
-def _as_codecs(value: Any, what: str, itemsize: int, *kinds: type) -> list[Codec]:
+def _as_codecs(value: Any, what: str, itemsize: int, *kinds: type[Codec]) -> list[Codec]:
     """``filters=``/``serializer=``/``compressors=`` as codec objects of ``kinds``.
 
     ``value`` is None (no codecs), one codec in any form

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Any, Iterator, Mapping
+from typing import Any, Callable, Iterator, Mapping
 
 import numpy as np
 
@@ -29,14 +29,14 @@ from ..metadata.consolidated import (
     load_consolidated,
     parse_consolidated_v3,
 )
-from ..metadata.nodes import ARRAY_METADATA, AnyMetadata
+from ..metadata.nodes import ARRAY_METADATA, AnyMetadata, GroupMetadata
 from ..metadata.v2 import ArrayMetadataV2, GroupMetadataV2
 from ..metadata.v3 import GroupMetadataV3
 from ..stores import store_from_url
 from ..stores.abc import READ_ONLY_HINT, Store
 
 
-class Group(Node):
+class Group(Node[GroupMetadata]):
     """A Zarr group. ``g["a/b"]`` opens a member; ``g.create_array(...)`` adds one.
 
     A group opened from consolidated metadata (see :mod:`zarrpy.metadata.consolidated`)
@@ -48,7 +48,7 @@ class Group(Node):
 
     _kind = "group"
 
-    def __init__(self, store: Store, path: str, metadata: Any, *, read_only: bool = False,
+    def __init__(self, store: Store, path: str, metadata: GroupMetadata, *, read_only: bool = False,
                  consolidated: ConsolidatedMetadata | None = None):
         super().__init__(store, path, metadata, read_only=read_only)
         self._consolidated = consolidated
@@ -96,7 +96,7 @@ class Group(Node):
         return cls(store, path, metadata)
 
     @property
-    def metadata(self) -> GroupMetadataV3 | GroupMetadataV2:
+    def metadata(self) -> GroupMetadata:
         return self._metadata
 
     @property
@@ -113,7 +113,7 @@ class Group(Node):
         """The snapshot this group answers from (relative path -> metadata), or None (live)."""
         return self._consolidated
 
-    def __reduce__(self):
+    def __reduce__(self) -> tuple[Callable[[Store, str, bool, bool | None], Group], tuple[Store, str, bool, bool | None]]:
         # A group that used a snapshot reopens with one if there is one; a live group stays live.
         return (_reopen, (self._store, self._path, self._read_only, None if self._consolidated is not None else False))
 
@@ -144,7 +144,7 @@ class Group(Node):
                 raise KeyError(name) from None
         return self._node(rel, metadata)
 
-    def _node(self, rel: str, metadata: Any) -> Array | Group:
+    def _node(self, rel: str, metadata: AnyMetadata) -> Array | Group:
         """The member at ``rel`` (relative to this group) with ``metadata``."""
         path = join_key(self._path, rel)
         if isinstance(metadata, ARRAY_METADATA):
@@ -196,7 +196,7 @@ class Group(Node):
 
     def _holds_consolidated_metadata(self) -> bool:
         """Does this group's own stored metadata carry consolidated metadata?"""
-        if self.zarr_format == 3:
+        if isinstance(self._metadata, GroupMetadataV3):
             return CONSOLIDATED_MEMBER in self._metadata.extra
         return self._store.exists(join_key(self._path, ZMETADATA_KEY))
 
@@ -341,16 +341,20 @@ def consolidate_metadata(
         raise ReadOnlyError(f"cannot consolidate metadata of group {location(store, base)}: it is read-only: {hint}")
     group = Group.open(store, base, use_consolidated=False)
     nodes = dict(walk_metadata(store, base, group.zarr_format))
-    if group.zarr_format == 3:
+    metadata: GroupMetadata
+    snapshot: Mapping[str, AnyMetadata]
+    if isinstance(group.metadata, GroupMetadataV3):
         member = consolidated_member_v3(nodes)
         metadata = group.metadata.evolve(extra={**group.metadata.extra, CONSOLIDATED_MEMBER: member})
         write_metadata(store, base, metadata)
         snapshot = parse_consolidated_v3(member, join_key(base, "zarr.json"))
     else:
+        v2_nodes: dict[str, ArrayMetadataV2 | GroupMetadataV2] = {"": group.metadata}
         for rel, meta in nodes.items():
             if not isinstance(meta, (ArrayMetadataV2, GroupMetadataV2)):  # pragma: no cover - walk is V2-only
                 raise MetadataError(f"node {rel!r} is not Zarr V2")
-        store.set(join_key(base, ZMETADATA_KEY), dump_consolidated_v2({"": group.metadata, **nodes}))
+            v2_nodes[rel] = meta
+        store.set(join_key(base, ZMETADATA_KEY), dump_consolidated_v2(v2_nodes))
         metadata, snapshot = group.metadata, nodes
     return Group(store, base, metadata, read_only=read_only, consolidated=ConsolidatedMetadata(snapshot))
 

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import MutableMapping
-from typing import Any, Callable, Iterator, NamedTuple
+from typing import Any, Callable, Generic, Iterator, NamedTuple, Protocol, Self, TypeVar
 
 from ..core.paths import METADATA_KEY, V2_KEYS, ZARRAY_KEY, ZGROUP_KEY, join_key
 from ..errors import MetadataError, NodeNotFoundError, ReadOnlyError
@@ -103,27 +103,46 @@ NOT_CHILDREN = frozenset({METADATA_KEY, *V2_KEYS, ZMETADATA_KEY})
 """Names in a group's directory that are its own documents, not members."""
 
 
-def write_metadata(store: Store, path: str, metadata: AnyMetadata | dict[str, bytes]) -> None:
+def write_metadata(store: Store, path: str, metadata: NodeMetadata | dict[str, bytes]) -> None:
     """Write a node's documents (a metadata object, or its ``to_documents()``)."""
     documents = metadata if isinstance(metadata, dict) else metadata.to_documents()
     for name, raw in documents.items():
         store.set(join_key(path, name), raw)
 
 
-class Node:
+class NodeMetadata(Protocol):
+    """What :class:`Node` uses of its metadata (any of the four metadata classes)."""
+
+    @property
+    def zarr_format(self) -> int: ...
+
+    @property
+    def attributes(self) -> dict[str, Any]: ...
+
+    def evolve(self, **changes: Any) -> Self: ...
+
+    def to_documents(self) -> dict[str, bytes]: ...
+
+
+M = TypeVar("M", bound=NodeMetadata)
+"""A node's metadata type: either format of an array's, or of a group's."""
+
+
+class Node(Generic[M]):
     """What arrays and groups have in common: a store, a path, metadata with
     attributes, and a read-only flag. Subclasses set ``_kind`` and implement
     ``_apply_metadata`` (install new metadata after it was written)."""
 
     _kind = "node"
+    _metadata: M
 
-    def __init__(self, store: Store, path: str, metadata: Any, *, read_only: bool = False):
+    def __init__(self, store: Store, path: str, metadata: M, *, read_only: bool = False):
         self._store = store
         self._path = path
         self._read_only = read_only or store.read_only
         self._apply_metadata(metadata)
 
-    def _apply_metadata(self, metadata: Any) -> None:
+    def _apply_metadata(self, metadata: M) -> None:
         self._metadata = metadata
 
     @property
@@ -143,7 +162,7 @@ class Node:
         return self._path.rsplit("/", 1)[-1]
 
     @property
-    def metadata(self) -> Any:
+    def metadata(self) -> M:
         return self._metadata
 
     @property
@@ -162,7 +181,7 @@ class Node:
     def _put_attributes(self, attrs: dict[str, Any]) -> None:
         self._write_metadata(self._metadata.evolve(attributes=attrs))
 
-    def _write_metadata(self, metadata: Any) -> None:
+    def _write_metadata(self, metadata: M) -> None:
         self._check_writable()
         write_metadata(self._store, self._path, metadata)
         self._apply_metadata(metadata)
@@ -179,7 +198,7 @@ class Node:
     __hash__ = object.__hash__
 
 
-class Attributes(MutableMapping):
+class Attributes(MutableMapping[str, Any]):
     """A node's user attributes; every change is written to the store at once."""
 
     def __init__(self, get: Callable[[], dict[str, Any]], put: Callable[[dict[str, Any]], None]):
@@ -202,7 +221,7 @@ class Attributes(MutableMapping):
     def __len__(self) -> int:
         return len(self._get())
 
-    def update(self, other: Any = (), /, **kwargs: Any) -> None:  # type: ignore[override]
+    def update(self, other: Any = (), /, **kwargs: Any) -> None:
         """Apply many changes with a single metadata write."""
         attrs = dict(self._get())
         attrs.update(other, **kwargs)

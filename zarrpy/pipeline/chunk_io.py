@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from types import EllipsisType
 from typing import Any, Hashable, Iterable, Sequence
 
 import numpy as np
@@ -28,10 +29,11 @@ from ..codecs.abc import ChunkSpec
 from ..codecs.chain import BoundChain, CodecChain
 from ..codecs.fill import fill_chunk, fixed_fill
 from ..codecs.merge import ChunkWrite
-from ..codecs.partial import DecodeOptions, full_selection
+from ..codecs.partial import ArrayPartialDecoder, DecodeOptions
 from ..core._typing import ChunkCoords, Shape
 from ..core.chunk_grid import RegularChunkGrid
 from ..core.indexing import ChunkProjection, OrthogonalIndexer
+from ..core.paths import join_key
 from ..errors import CodecError, SelectionError, at_key
 from ..metadata.chunk_key_encoding import decode_chunk_key, encode_chunk_key
 from ..metadata.v3 import ArrayMetadataV3
@@ -61,10 +63,6 @@ class Member:
     @property
     def shape(self) -> Shape:
         return tuple(s.stop - s.start for s in self.selection)
-
-
-def join_key(prefix: str, name: str) -> str:
-    return f"{prefix}/{name}" if prefix else name
 
 
 class ChunkIO:
@@ -176,7 +174,7 @@ class ChunkIO:
             raise at_key(exc, key) from exc
         out[proj.out_selection] = block[()] if block.ndim == 0 else block
 
-    def _decoder(self, key: str) -> Any:
+    def _decoder(self, key: str) -> ArrayPartialDecoder:
         return self.bound.partial_decoder(self.store.reader(key), self._options)
 
     def _fetch(self, keys: list[str]) -> list[bytes | None]:
@@ -221,7 +219,8 @@ class ChunkIO:
             for outer, data in zip(whole, self._fetch([self.key(o) for o in whole])):
                 chunk = self._fill_chunk() if data is None else self.decode(outer, data)
                 for m in groups[outer]:
-                    results[m.position] = np.array(chunk[(*m.selection, Ellipsis)])
+                    region: tuple[slice | EllipsisType, ...] = (*m.selection, Ellipsis)
+                    results[m.position] = np.array(chunk[region])
             for outer in batch:
                 if outer in whole:
                     continue

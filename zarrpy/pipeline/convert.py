@@ -60,7 +60,7 @@ form (numcodecs' defaults filled in, zstd without ``checksum: false``); ``v2_to_
 from __future__ import annotations
 
 import sys
-from typing import Any, NamedTuple, Sequence
+from typing import Any, Literal, NamedTuple, Sequence
 
 import numpy as np
 
@@ -146,7 +146,10 @@ def v2_to_v3(meta: ArrayMetadataV2) -> ArrayMetadataV3:
     current = meta.numpy_dtype
     typesize = current.itemsize
     if current.kind == "O":
-        where, obj = find_object_codec(meta.filters, meta.compressor)  # type: ignore[misc]
+        found = find_object_codec(meta.filters, meta.compressor)
+        if found is None:  # ArrayMetadataV2 refuses an object array without one
+            raise MetadataError(f"filters: object array {meta.dtype!r} has no object codec")
+        where, obj = found
         first = items[0]
         if first[0] != where:
             raise MetadataError(
@@ -179,10 +182,12 @@ def v2_to_v3(meta: ArrayMetadataV2) -> ArrayMetadataV3:
         if isinstance(codec, ArrayToBytesCodec):
             serializer = v3
             typesize = 1
-        else:
+        elif isinstance(codec, ArrayToArrayCodec):
             codecs.append(v3)
-            current = _filter_output_dtype(codec, current)  # type: ignore[arg-type]
+            current = _filter_output_dtype(codec, current)
             typesize = current.itemsize
+        else:  # pragma: no cover - every codec class is one of the three kinds
+            raise MetadataError(f"{where}: codec {codec_id!r} is neither an array nor a bytes codec")
     if not serializer_placed:
         codecs.append(serializer or _bytes_serializer(current))
 
@@ -326,8 +331,12 @@ def _v2_numeric_dtype(
     """
     dt = data_type.numpy
     if dt.itemsize == 1 or dt.kind == "V":
-        return dtype_to_json_v2(dt)
-    order = {"little": "<", "big": ">", None: "<"}[endian]
+        text = dtype_to_json_v2(dt)
+        if not isinstance(text, str):  # pragma: no cover - zarrpy data types are never structured
+            raise MetadataError(f"codecs: data type {data_type.name!r} has no V2 dtype string")
+        return text
+    orders: dict[str | None, Literal["<", ">"]] = {"little": "<", "big": ">", None: "<"}
+    order = orders[endian]
     if filters and filters[0][0] is not None and _endian(filters[0][0]) is not None:
         order = "<" if _endian(filters[0][0]) == "little" else ">"
     # What V2 would hand to the compressor, filter by filter:
@@ -370,7 +379,10 @@ def v3_to_v2(meta: ArrayMetadataV3, *, order: str | None = None) -> ArrayMetadat
     fill = meta.fill_value
     object_codec = None
     if v2.dtype == "|O":
-        object_codec = find_object_codec(v2.filters, v2.compressor)[1]["id"]  # type: ignore[index]
+        found = find_object_codec(v2.filters, v2.compressor)
+        if found is None:  # pragma: no cover - v3_codecs_to_v2 says "|O" only for an object codec
+            raise MetadataError("codecs: no object codec for a variable-length data type")
+        object_codec = found[1]["id"]
         if object_codec == "vlen-array":
             if fill not in (b"", None):
                 raise MetadataError("fill_value: a vlen-array array's fill value must be the empty element")

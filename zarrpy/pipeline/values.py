@@ -85,9 +85,8 @@ def _coerce_variable(value: Any, data_type: DataType) -> np.ndarray:
     if isinstance(value, (str, bytes, np.str_, np.bytes_)):
         if not isinstance(value, want):
             raise TypeError(f"cannot write {type(value).__name__} {value!r} into a {data_type.name} array")
-        value = want(value)
         out = np.empty((), dtype=data_type.numpy)
-        out[()] = value
+        out[()] = str(value) if isinstance(value, str) else bytes(value)
         return out
     if isinstance(value, np.ndarray) and value.dtype.kind in "TU" and data_type.is_string:
         return value.astype(data_type.numpy, copy=False)
