@@ -123,3 +123,21 @@ def test_strings_round_trip_with_non_ascii_and_nul():
 def test_invalid_utf8_is_a_codec_error():
     with pytest.raises(CodecError, match="UTF-8"):
         ArrayBytes.variable([0, 1], b"\xff", (1,)).to_strings()
+
+
+def test_chunks_are_built_only_through_checked_constructors():
+    """Outside its own module, ``ArrayBytes(...)`` (the unchecked constructor) is never called."""
+    import ast
+    from pathlib import Path
+
+    import zarrpy
+
+    package = Path(zarrpy.__file__).parent
+    offenders = []
+    for path in sorted(package.rglob("*.py")):
+        if path.name == "array_bytes.py" and path.parent.name == "core":
+            continue
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "ArrayBytes":
+                offenders.append(f"{path.relative_to(package)}:{node.lineno}")
+    assert offenders == []

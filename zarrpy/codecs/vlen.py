@@ -198,7 +198,7 @@ class VlenCodec(ArrayToBytesCodec):
             data_part = view[: nbytes - _L_NBYTES - index_nbytes]
         offsets = self._decode_index(bytes(index_part), spec.size)
         payload = self._decode_data(bytes(data_part), int(offsets[-1]))
-        return ArrayBytes(spec.shape, offsets=offsets, data=payload)
+        return ArrayBytes.variable(offsets, payload, spec.shape)
 
     # -- partial decoding ----------------------------------------------
     @property
@@ -487,7 +487,7 @@ def _gather(src: bytes, starts: np.ndarray, lengths: np.ndarray, shape: tuple[in
         data = np.frombuffer(src, dtype=np.uint8)[idx].tobytes()
     else:
         data = b""
-    return ArrayBytes(shape, offsets=offsets, data=data)
+    return ArrayBytes.variable(offsets, data, shape)
 
 
 __all__ = ["ByteReader", "VlenCodec", "VlenPartialDecoder"]

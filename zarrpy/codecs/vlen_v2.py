@@ -317,7 +317,7 @@ def decode_vlen_array(buf: bytes, shape: Shape, dtype: Any) -> ArrayBytes:
                 f"not a multiple of the item size {dtype.itemsize} of {dtype.str}"
             )
         data = _to_little_endian(data, dtype)
-    return ArrayBytes(tuple(shape), offsets=offsets, data=data)
+    return ArrayBytes.variable(offsets, data, tuple(shape))
 
 
 def encode_vlen_array(chunk: ArrayBytes, dtype: Any) -> bytes:

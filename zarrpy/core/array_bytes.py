@@ -38,6 +38,9 @@ class ArrayBytes:
         data: bytes | None = None,
         elements: np.ndarray | None = None,
     ) -> None:
+        """Internal: build chunks with the checked constructors (:meth:`fixed`,
+        :meth:`from_array`, :meth:`variable`, :meth:`from_elements`, ...); this
+        one trusts its arguments and is called only inside this module."""
         self.shape: Shape = tuple(int(s) for s in shape)
         self._array: np.ndarray | None = array
         self._offsets: np.ndarray | None = offsets

@@ -234,7 +234,7 @@ class RaggedArray:
         """The variable-form chunk: byte offsets and little-endian item bytes."""
         little = self._values.dtype.newbyteorder("<")
         data = self._values.astype(little, copy=False).tobytes()
-        return ArrayBytes(self._shape, offsets=self._offsets * self._values.dtype.itemsize, data=data)
+        return ArrayBytes.variable(self._offsets * self._values.dtype.itemsize, data, self._shape)
 
     def to_list(self) -> list[Any] | np.ndarray:
         """The elements as numpy arrays (views of ``values``): a flat list

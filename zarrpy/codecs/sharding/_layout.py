@@ -107,7 +107,7 @@ class ShardLayout:
                 arr = arr.astype(self.fill.dtype)
             blocks = np.ascontiguousarray(self._to_blocks(arr))
             keep = ~rows_equal_fill(blocks, self.fill)
-            return [(int(i), ArrayBytes(shape, array=blocks[i].reshape(shape))) for i in np.flatnonzero(keep)]
+            return [(int(i), ArrayBytes.from_array(blocks[i].reshape(shape))) for i in np.flatnonzero(keep)]
         if chunk.is_fixed:
             raise CodecError(f"codec {NAME!r}: expected a variable-length shard, got {chunk!r}")
         ordered = chunk.take(self.block_order().reshape(-1), (chunk.size,))
@@ -121,7 +121,7 @@ class ShardLayout:
             if candidates[i] and (nfill == 0 or data[lo:hi] == fill * m):
                 continue
             inner_offsets = offsets[i * m : (i + 1) * m + 1] - offsets[i * m]
-            out.append((i, ArrayBytes(shape, offsets=inner_offsets, data=data[lo:hi])))
+            out.append((i, ArrayBytes.variable(inner_offsets, data[lo:hi], shape)))
         return out
 
     def is_fill(self, inner: ArrayBytes) -> bool:
@@ -136,7 +136,7 @@ class ShardLayout:
         shape = self.inner_spec.shape
         if self.is_variable:
             return fill_variable(self.fill_bytes, shape)
-        return ArrayBytes(shape, array=np.broadcast_to(self.fill, shape).copy())
+        return ArrayBytes.from_array(np.broadcast_to(self.fill, shape).copy())
 
     def assemble(self, inner_chunks: dict[int, ArrayBytes]) -> ArrayBytes:
         """The whole shard from decoded inner chunks (missing ones are fill)."""
@@ -147,7 +147,7 @@ class ShardLayout:
                 blocks[...] = self.fill
             for i, inner in inner_chunks.items():
                 blocks[i] = inner.array.reshape(-1)
-            return ArrayBytes(self.spec.shape, array=self._from_blocks(blocks))
+            return ArrayBytes.from_array(self._from_blocks(blocks))
         lengths, parts = [], []
         fill_lengths = np.full(m, len(self.fill_bytes), dtype=np.int64)
         fill_data = self.fill_bytes * m
@@ -234,7 +234,7 @@ def gather_variable(pieces: list[tuple[np.ndarray, ArrayBytes]], shape: Shape) -
     elements in that order)`` that together cover every position once."""
     n = int(np.prod(shape, dtype=np.int64))
     if not pieces:
-        return ArrayBytes(shape, offsets=np.zeros(n + 1, dtype=np.int64), data=b"")
+        return ArrayBytes.variable(np.zeros(n + 1, dtype=np.int64), b"", shape)
     positions = np.concatenate([p for p, _ in pieces])
     lengths = np.concatenate([np.diff(c.offsets) for _, c in pieces])
     ordered = _from_lengths(lengths, b"".join(c.data for _, c in pieces), (len(positions),))
@@ -246,7 +246,7 @@ def gather_variable(pieces: list[tuple[np.ndarray, ArrayBytes]], shape: Shape) -
 def _from_lengths(lengths: np.ndarray, data: bytes, shape: Shape) -> ArrayBytes:
     offsets = np.zeros(len(lengths) + 1, dtype=np.int64)
     np.cumsum(lengths, out=offsets[1:])
-    return ArrayBytes(shape, offsets=offsets, data=data)
+    return ArrayBytes.variable(offsets, data, shape)
 
 
 __all__ = ["ShardLayout", "gather_variable", "normalise_selection"]
