@@ -100,6 +100,19 @@ class Codec(ABC):
             raise CodecError(f"codec {self.name!r} has no V2 form")
         return {"id": self.v2_id, **(self.to_config() or {})}
 
+    def same_stored_form(self, other: Codec) -> bool:
+        """True when ``other`` reads and writes the same bytes as this codec
+        (e.g. the form a V2 round trip gives back). Default: equal JSON."""
+        return self.to_json() == other.to_json()
+
+    def matches_v2_config(self, config: Mapping[str, Any]) -> bool:
+        """True when the V2 codec configuration ``config`` (of this codec's
+        ``v2_id``) reads and writes the same bytes as this codec."""
+        try:
+            return self.same_stored_form(type(self).from_v2_config(config))
+        except CodecError:
+            return False
+
     @classmethod
     def from_config(cls, config: Mapping[str, Any] | None) -> Codec:
         """Build from a V3 ``configuration`` object (None when absent)."""

@@ -47,7 +47,7 @@ from ..core.dtypes import DataType
 from ..errors import ChunkDecodeError, CodecError
 from ._config import check_any_int, check_choice, check_int, check_keys, clamp
 from ._limits import max_decoded_nbytes
-from .abc import BytesToBytesCodec, ChunkSpec
+from .abc import BytesToBytesCodec, ChunkSpec, Codec
 
 CNAMES = ("lz4", "lz4hc", "blosclz", "zstd", "snappy", "zlib")
 SHUFFLES = ("noshuffle", "shuffle", "bitshuffle")
@@ -125,6 +125,18 @@ class BloscCodec(BytesToBytesCodec):
             "typesize": typesize, "cname": conf.pop("cname"), "clevel": conf.pop("clevel"),
             "shuffle": _SHUFFLE_NAME[shuffle], "blocksize": conf.pop("blocksize"), **conf,
         })
+
+    def same_stored_form(self, other: Codec) -> bool:
+        """``typesize`` aside (a frame records it, and V2 derives it)."""
+        return isinstance(other, BloscCodec) and all(
+            getattr(self, k) == getattr(other, k) for k in ("cname", "clevel", "shuffle", "blocksize")
+        )
+
+    def matches_v2_config(self, config: Mapping[str, Any]) -> bool:
+        """numcodecs' shuffle -1 ("auto") is whichever shuffle V2 resolves it to."""
+        if config.get("shuffle") == -1:
+            config = {**config, "shuffle": _SHUFFLE_CODE[self.shuffle]}
+        return super().matches_v2_config(config)
 
     def to_v2_config(self, data_type: DataType | None = None) -> dict[str, Any]:
         """numcodecs' form (integer shuffle, no typesize: V2 derives it)."""

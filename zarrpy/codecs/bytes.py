@@ -20,7 +20,7 @@ from ..core.array_bytes import ArrayBytes
 from ..errors import ChunkDecodeError, CodecError
 from ._config import check_choice, check_keys
 from ..core.byte_range import ShortRead, coalesce_ranges, read_coalesced
-from .abc import ArrayToBytesCodec, ByteReader, ChunkSpec
+from .abc import ArrayToBytesCodec, ByteReader, ChunkSpec, Codec
 from .partial import (
     DEFAULT_OPTIONS,
     PARTIAL,
@@ -59,6 +59,10 @@ class BytesCodec(ArrayToBytesCodec):
         if self.endian is None and spec.dtype.numpy.itemsize > 1 and spec.dtype.numpy.kind not in "VS":
             raise CodecError(f"codec 'bytes': 'endian' is required for data type {spec.dtype.name!r}")
         return spec
+
+    def same_stored_form(self, other: Codec) -> bool:
+        """``bytes`` without an endian (1-byte elements) stores what any endian does."""
+        return isinstance(other, BytesCodec) and (other.endian is None or other.endian == self.endian)
 
     def _stored_dtype(self, dtype: np.dtype) -> np.dtype:
         if self.endian is None or dtype.itemsize == 1 or dtype.kind in "VS":

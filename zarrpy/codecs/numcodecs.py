@@ -245,6 +245,13 @@ class _NumcodecsCodec(Codec):
             self._impl = impl
         return impl
 
+    def same_stored_form(self, other: Codec) -> bool:
+        """Also true for a native codec of the same numcodecs id that reads
+        and writes what this configuration does (``numcodecs.blosc`` vs ``blosc``)."""
+        if super().same_stored_form(other):
+            return True
+        return other.v2_id == self.codec_id and other.matches_v2_config({"id": self.codec_id, **self._config})
+
     def __reduce__(self) -> tuple[Any, ...]:
         return (_rebuild, (self.name, self._config))
 

@@ -45,7 +45,7 @@ from ..core.array_bytes import ArrayBytes
 from ..core.dtypes import DataType
 from ..errors import ChunkDecodeError, CodecError
 from ._config import check_keys
-from .abc import ArrayToBytesCodec, ChunkSpec
+from .abc import ArrayToBytesCodec, ChunkSpec, Codec
 
 _U32 = struct.Struct("<I")
 _U32_MAX = 2**32 - 1
@@ -180,6 +180,10 @@ class VlenV2Codec(InterleavedVlenCodec):
 
     name = "zarrs.vlen_v2"
     __slots__ = ()
+
+    def same_stored_form(self, other: Codec) -> bool:
+        """One layout: ``vlen-utf8`` and ``vlen-bytes`` store what this does."""
+        return isinstance(other, InterleavedVlenCodec)
 
 
 def _numcodecs_codec(spec: ChunkSpec) -> Any:

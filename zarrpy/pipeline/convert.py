@@ -72,9 +72,6 @@ from ..errors import CodecError, MetadataError
 from ..metadata.v2 import OBJECT_CODEC_IDS, ArrayMetadataV2, dtype_to_json_v2, find_object_codec
 from ..metadata.v3 import ArrayMetadataV3, ChunkKeyEncodingSpec
 
-_BLOSC_SHUFFLE = {0: "noshuffle", 1: "shuffle", 2: "bitshuffle"}
-# numcodecs' blosc defaults, for the round-trip guard (:func:`_same`)
-_BLOSC_DEFAULTS = {"cname": "lz4", "clevel": 5, "shuffle": 1, "blocksize": 0}
 _NATIVE_ENDIAN = sys.byteorder
 
 # V3 names zarr-python uses for the V2 types zarrpy cannot store yet.
@@ -409,37 +406,14 @@ def _check_round_trip(meta: ArrayMetadataV3, v2: ArrayMetadataV2) -> None:
     back = list(v2_to_v3(v2).codecs)
     if v2.order == "F" and not (meta.codecs and meta.codecs[0].get("name") == "transpose"):
         back = back[1:]  # the transpose that `order="F"` added
-    want = [codec_from_json(c).to_json() for c in meta.codecs]
-    got = [codec_from_json(c).to_json() for c in back]
-    if len(want) != len(got) or not all(_same(w, g) for w, g in zip(want, got)):
-        raise MetadataError(f"codecs: {want} have no exact V2 form (V2 would read them as {got})")
-
-
-def _same(want: dict[str, Any], got: dict[str, Any]) -> bool:
-    """Do two normalised V3 codec objects read and write the same bytes?
-
-    Allowed differences: ``zarrs.vlen_v2`` vs ``vlen-utf8``/``vlen-bytes``
-    (one layout); ``bytes`` without an endian (1-byte elements); blosc's
-    ``typesize`` (the frame records it, and V2 derives it) and numcodecs'
-    integer form of blosc vs the native one.
-    """
-    if want == got:
-        return True
-    wname, gname = want["name"], got["name"]
-    wconf, gconf = want.get("configuration") or {}, got.get("configuration") or {}
-    if wname == "zarrs.vlen_v2":
-        return gname in ("vlen-utf8", "vlen-bytes")
-    if wname == gname == "bytes":
-        return "endian" not in gconf
-    if wname in ("blosc", "numcodecs.blosc") and gname == "blosc":
-        shuffle = wconf.get("shuffle", 1)
-        if isinstance(shuffle, int) and not isinstance(shuffle, bool):
-            shuffle = _BLOSC_SHUFFLE.get(shuffle, gconf["shuffle"])  # -1: resolved by V2
-        return (
-            shuffle == gconf["shuffle"]
-            and all(wconf.get(k, _BLOSC_DEFAULTS[k]) == gconf[k] for k in ("cname", "clevel", "blocksize"))
+    want = [codec_from_json(c) for c in meta.codecs]
+    got = [codec_from_json(c) for c in back]
+    # Each codec knows which other forms store what it stores (Codec.same_stored_form).
+    if len(want) != len(got) or not all(w.same_stored_form(g) for w, g in zip(want, got)):
+        raise MetadataError(
+            f"codecs: {[w.to_json() for w in want]} have no exact V2 form "
+            f"(V2 would read them as {[g.to_json() for g in got]})"
         )
-    return False
 
 
 __all__ = ["V2Codecs", "v2_data_type", "v2_to_v3", "v3_codecs_to_v2", "v3_to_v2"]
