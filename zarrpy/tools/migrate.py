@@ -65,7 +65,7 @@ class MigrationResult:
 @dataclass
 class _Node:
     path: str
-    v3: ArrayMetadataV3 | GroupMetadataV3 | None  # what zarr.json holds (or will hold)
+    v3: ArrayMetadataV3 | GroupMetadataV3  # what zarr.json holds (or will hold)
     new_doc: bytes | None = None  # zarr.json to write
     migrated: bool = False  # a V2 node (migrated now or before)
     consolidate: bool = False  # a V2 group with .zmetadata
@@ -111,19 +111,18 @@ def migrate_v3(
         raise ReadOnlyError(f"cannot migrate {location(store, root)}: it is read-only: {hint}")
     nodes = _plan(store, root)
     _add_consolidated(nodes)
-    written = [n for n in nodes if n.new_doc is not None]
-    for node in sorted(written, key=lambda n: -n.path.count("/") if n.path else 1):
-        store.set(join_key(node.path, METADATA_KEY), node.new_doc)  # type: ignore[arg-type]
+    documents = {n.path: n.new_doc for n in nodes if n.new_doc is not None}
+    for node_path in sorted(documents, key=lambda p: -p.count("/") if p else 1):
+        store.set(join_key(node_path, METADATA_KEY), documents[node_path])
     removed: list[str] = []
     if remove_v2:
         for node in nodes:
-            if node.v3 is not None:
-                for name in node.v2_present:
-                    key = join_key(node.path, name)
-                    store.delete(key)
-                    removed.append(key)
+            for name in node.v2_present:
+                key = join_key(node.path, name)
+                store.delete(key)
+                removed.append(key)
     return MigrationResult(
-        written=tuple(sorted(n.path for n in written)),
+        written=tuple(sorted(documents)),
         unchanged=tuple(sorted(n.path for n in nodes if n.migrated and n.new_doc is None)),
         removed=tuple(sorted(removed)),
     )
@@ -159,7 +158,7 @@ def _plan(store: Store, root: str) -> list[_Node]:
                                             "(no zarr.json, .zarray or .zgroup there)")
                 continue
             nodes.append(node)
-            if node.v3 is not None and node.v3.node_type == "group":
+            if node.v3.node_type == "group":
                 groups.append(node_path)
         level = []
         for group_path in groups:
@@ -175,9 +174,8 @@ def _plan(store: Store, root: str) -> list[_Node]:
 def _plan_node(path: str, docs: dict[str, bytes | None]) -> _Node | None:
     where = "/" + path
     v2_present = tuple(name for name in _V2_DOCUMENTS if docs[name] is not None)
-    existing = None
-    if docs[METADATA_KEY] is not None:
-        existing = parse_node_metadata(docs[METADATA_KEY], join_key(path, METADATA_KEY))  # type: ignore[arg-type]
+    zarr_json = docs[METADATA_KEY]
+    existing = None if zarr_json is None else parse_node_metadata(zarr_json, join_key(path, METADATA_KEY))
     if docs[".zarray"] is None and docs[".zgroup"] is None:
         # Not V2 (a V3 node, maybe with V2 leftovers from an interrupted remove_v2, or no node).
         return None if existing is None else _Node(path, existing, v2_present=v2_present)
@@ -241,10 +239,9 @@ def _add_consolidated(nodes: list[_Node]) -> None:
         meta = node.v3
         if node.consolidate:
             prefix = node.path + "/" if node.path else ""
-            below = {p[len(prefix):]: n.v3 for p, n in by_path.items()
-                     if p != node.path and p.startswith(prefix) and n.v3 is not None}
-            meta = meta.evolve(extra={**meta.extra, CONSOLIDATED_MEMBER: consolidated_member_v3(below)})  # type: ignore[union-attr]
-        node.new_doc = meta.to_bytes()  # type: ignore[union-attr]
+            below = {p[len(prefix):]: n.v3 for p, n in by_path.items() if p != node.path and p.startswith(prefix)}
+            meta = meta.evolve(extra={**meta.extra, CONSOLIDATED_MEMBER: consolidated_member_v3(below)})
+        node.new_doc = meta.to_bytes()
 
 
 __all__ = ["MigrationResult", "migrate_v3"]
