@@ -360,7 +360,6 @@ def test_out_of_bounds_is_checked_before_any_projection():
         OrthogonalIndexer((slice(None), [0, 1, 99]), (4, 4), (2, 2))
 
 
-@pytest.mark.xfail(strict=True, reason="bug: bounds errors do not name the axis (numpy: 'for axis 1 with size 5')")
 def test_bounds_messages_name_the_axis():
     with pytest.raises(BoundsCheckError, match="axis 1|dimension 1"):
         OrthogonalIndexer((0, 7), (5, 5), (2, 2))

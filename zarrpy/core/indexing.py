@@ -199,9 +199,12 @@ class OrthogonalIndexer:
 
     def __init__(self, selection: Any, shape: Shape, chunk_shape: Shape, *, max_arrays: int | None = None):
         sel = _expand(selection, len(shape))
-        self.dims = [
-            _dim_indexer(s, n, c, max_arrays != 0) for s, n, c in zip(sel, shape, chunk_shape)
-        ]
+        self.dims = []
+        for axis, (s, n, c) in enumerate(zip(sel, shape, chunk_shape)):
+            try:
+                self.dims.append(_dim_indexer(s, n, c, max_arrays != 0))
+            except BoundsCheckError as exc:
+                raise BoundsCheckError(f"{exc} (axis {axis})") from None
         n_arrays = sum(isinstance(d, _ArrayDim) for d in self.dims)
         n_user_arrays = sum(isinstance(d, _ArrayDim) and not d.from_slice for d in self.dims)
         if max_arrays is not None and n_user_arrays > max_arrays:
