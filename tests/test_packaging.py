@@ -35,6 +35,15 @@ def test_ci_runs_the_readme_test_command_verbatim_and_nothing_before_it():
     assert "pip install" not in re.sub(r"#.*", "", before), ".ci/run installs something the README does not"
 
 
+def test_ci_type_checks_the_package_with_the_strict_layers():
+    ci = (ROOT / ".ci" / "run").read_text()
+    assert "python3 -m mypy" in re.sub(r"#.*", "", ci)
+    config = tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["mypy"]
+    assert config["files"] == ["zarrpy"]
+    strict = [o for o in config["overrides"] if o.get("disallow_untyped_defs")]
+    assert strict and {"zarrpy.codecs.*", "zarrpy.stores.*"} <= set(strict[0]["module"])
+
+
 def test_minimum_versions_are_pinned_from_pyproject():
     script = (ROOT / ".ci" / "min-versions").read_text()
     assert "pyproject.toml" in script and "==" in script
