@@ -8,7 +8,7 @@ touches both the store and the codecs.
 from __future__ import annotations
 
 import math
-from typing import Any, Callable, Iterable, Mapping, Sequence
+from typing import Any, Callable, Iterable, Mapping, NamedTuple, Sequence
 
 import numpy as np
 import numpy.typing as npt
@@ -20,12 +20,21 @@ from ..core.paths import join_key
 from ..errors import BoundsCheckError, NodeNotFoundError, SelectionError
 from ..metadata.nodes import ArrayMetadata
 from ..metadata.v3 import ArrayMetadataV3
-from ..pipeline.chunk_io import BlockWrite, ChunkIO
+from ..pipeline.chunk_io import BlockWrite, ChunkData, ChunkIO
 from ..pipeline.convert import v2_to_v3
 from ..pipeline.values import coerce_value
 from ..stores.abc import Store
 from ._info import ArrayInfo
 from ._node import ARRAY_METADATA, Node, location, read_metadata
+
+
+class StoredSizes(NamedTuple):
+    """What an array takes in its store, from the sizes the store lists."""
+
+    objects: int
+    """Stored chunk objects (shards, when sharded)."""
+    nbytes: int
+    """Bytes of the metadata documents and the chunks."""
 
 
 class Array(Node[ArrayMetadata]):
@@ -150,10 +159,10 @@ class Array(Node[ArrayMetadata]):
     # -- what is stored: one listing each, never a chunk read ------------
     def stored_chunk_keys(self) -> list[str]:
         """Keys of the chunks present in the store (shards, when sharded)."""
-        return [key for key, _ in self._io.stored_keys()]
+        return [chunk.key for chunk in self._io.stored_keys()]
 
-    def _stored_sizes(self) -> tuple[int, int]:
-        """(stored chunk objects, bytes of metadata and chunks), from the
+    def _stored_sizes(self) -> StoredSizes:
+        """Stored chunk objects and bytes of metadata and chunks, from the
         sizes the store lists (:meth:`Store.list_prefix_with_sizes`)."""
         prefix = join_key(self._path, "")
         documents = {join_key(self._path, name) for name in self._metadata.to_documents()}
@@ -164,7 +173,7 @@ class Array(Node[ArrayMetadata]):
                 nbytes += size
             elif key in documents:
                 nbytes += size
-        return nobjects, nbytes
+        return StoredSizes(nobjects, nbytes)
 
     def _chunks_per_object(self) -> int:
         """Chunks in one stored object: a whole shard's inner chunks, or 1."""
@@ -174,7 +183,7 @@ class Array(Node[ArrayMetadata]):
     def nbytes_stored(self) -> int:
         """Bytes of metadata and chunks in the store, from the sizes the store
         reports (no value is downloaded)."""
-        return self._stored_sizes()[1]
+        return self._stored_sizes().nbytes
 
     @property
     def nshards_initialized(self) -> int:
@@ -313,7 +322,7 @@ class Array(Node[ArrayMetadata]):
         items = []
         for coords, data in chunks.items():
             shape = tuple(min((c + 1) * cs, s) - c * cs for c, cs, s in zip(coords, self.chunks, self.shape))
-            items.append((coords, self._coerce(data, shape)))
+            items.append(ChunkData(coords, self._coerce(data, shape)))
         self._io.write_chunks(items)
 
     # -- writing -------------------------------------------------------

@@ -8,6 +8,7 @@ import numpy as np
 
 from ._create import create_array_at, node_exists, prepare_node, user_shape
 from ._node import (
+    FoundNode,
     Node,
     location,
     read_metadata,
@@ -214,10 +215,11 @@ class Group(Node[GroupMetadata]):
         """
         if self._consolidated is not None:
             snapshot = self._consolidated
-            found = [(rel, snapshot[rel]) for rel in snapshot if max_depth is None or rel.count("/") <= max_depth]
+            found = [FoundNode(rel, snapshot[rel]) for rel in snapshot
+                     if max_depth is None or rel.count("/") <= max_depth]
         else:
             found = walk_metadata(self._store, self._path, max_depth=max_depth)
-        return tuple((rel, self._node(rel, meta)) for rel, meta in sorted(found, key=lambda item: item[0]))
+        return tuple((rel, self._node(rel, meta)) for rel, meta in sorted(found, key=lambda item: item.rel))
 
     def arrays(self) -> tuple[tuple[str, Array], ...]:
         return tuple((n, m) for n, m in self.members() if isinstance(m, Array))

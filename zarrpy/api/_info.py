@@ -111,7 +111,8 @@ class ArrayInfo(_Info):
             nbytes=a.nbytes,
         )
         if complete:
-            nobjects, nbytes_stored = a._stored_sizes()
+            sizes = a._stored_sizes()
+            nobjects, nbytes_stored = sizes.objects, sizes.nbytes
             d["nbytes_stored"] = nbytes_stored
             if nbytes_stored:
                 d["storage_ratio"] = round(a.nbytes / nbytes_stored, 1)

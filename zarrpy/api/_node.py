@@ -68,16 +68,24 @@ def read_metadata_many(store: Store, paths: list[str], zarr_format: int | None =
     return [docs.parse(path, zarr_format) for docs, path in zip(NodeDocuments.split(raw), paths)]
 
 
+class FoundNode(NamedTuple):
+    """A node :func:`walk_metadata` found below a group."""
+
+    rel: str
+    """Its path relative to the group."""
+    metadata: AnyMetadata
+
+
 def walk_metadata(
     store: Store, path: str, zarr_format: int | None = None, max_depth: int | None = None
-) -> list[tuple[str, AnyMetadata]]:
+) -> list[FoundNode]:
     """Every node below the group at ``path`` as ``(relative path, metadata)``.
 
     Live reads: one listing per group and one batched metadata request per
     level of the hierarchy. ``max_depth=0`` stops at the direct children,
     None walks everything. Unsorted.
     """
-    found: list[tuple[str, AnyMetadata]] = []
+    found: list[FoundNode] = []
     level = [(path, "")]  # groups whose children are listed next: (store path, relative path)
     depth = 0
     while level:
@@ -92,7 +100,7 @@ def walk_metadata(
         for (child_path, rel), meta in zip(children, metadata):
             if meta is None:
                 continue
-            found.append((rel, meta))
+            found.append(FoundNode(rel, meta))
             if meta.node_type == "group" and (max_depth is None or depth < max_depth):
                 level.append((child_path, rel))
         depth += 1

@@ -21,7 +21,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 from types import EllipsisType
-from typing import Any, Hashable, Iterable, Sequence
+from typing import Any, Hashable, Iterable, NamedTuple, Sequence
 
 import numpy as np
 
@@ -50,6 +50,22 @@ class BlockWrite:
 
     projection: ChunkProjection
     block: np.ndarray
+
+
+class StoredChunk(NamedTuple):
+    """A chunk object present in the store."""
+
+    key: str
+    coords: ChunkCoords
+    """Its coordinates in the (outer) chunk grid."""
+
+
+class ChunkData(NamedTuple):
+    """Elements for one (inner) chunk of :meth:`ChunkIO.write_chunks`: the
+    chunk's region of the array (edge chunks clipped)."""
+
+    coords: ChunkCoords
+    data: np.ndarray
 
 
 @dataclass(frozen=True, slots=True)
@@ -105,14 +121,14 @@ class ChunkIO:
         """The store key of the stored chunk at grid ``coords``."""
         return join_key(self.path, encode_chunk_key(self.metadata.chunk_key_encoding, coords))
 
-    def stored_keys(self) -> list[tuple[str, ChunkCoords]]:
+    def stored_keys(self) -> list[StoredChunk]:
         """Every stored chunk's key and grid coordinates (one listing)."""
         prefix = join_key(self.path, "")
         out = []
         for key in self.store.list_prefix(prefix):
             coords = decode_chunk_key(self.metadata.chunk_key_encoding, key[len(prefix):], len(self.shape))
             if coords is not None:
-                out.append((key, coords))
+                out.append(StoredChunk(key, coords))
         return out
 
     def is_chunk_key(self, key: str) -> bool:
@@ -238,11 +254,11 @@ class ChunkIO:
         for_each_batch(read_group, list(groups))
         return results
 
-    def write_chunks(self, items: Sequence[tuple[ChunkCoords, np.ndarray]]) -> None:
+    def write_chunks(self, items: Sequence[ChunkData]) -> None:
         """Write (inner) chunks given as ``(coords, elements of the chunk's
         region)``, grouped by stored object: each is read at most once (not
         at all when the call covers it whole) and written once."""
-        groups = self.members(coords for coords, _ in items)
+        groups = self.members(item.coords for item in items)
         blocks = []
         for outer, members in groups.items():
             region = self.grid.chunk_region(outer)
@@ -257,7 +273,7 @@ class ChunkIO:
                     out_block_shape=m.shape,
                     is_complete=complete,
                 )
-                blocks.append(BlockWrite(proj, items[m.position][1]))
+                blocks.append(BlockWrite(proj, items[m.position].data))
         self.write(blocks)
 
     def _fill_chunk(self) -> np.ndarray:
@@ -367,4 +383,4 @@ def _outside(keep: Shape, shape: Shape) -> list[tuple[slice, ...]]:
     return boxes
 
 
-__all__ = ["BlockWrite", "ChunkIO", "Member"]
+__all__ = ["BlockWrite", "ChunkData", "ChunkIO", "Member", "StoredChunk"]

@@ -20,6 +20,7 @@ import numpy as np
 from .. import __version__
 from .. import api
 from ..api._array import Array
+from ..api._group import Group
 from ..errors import ZarrpyError
 
 DESCRIPTION = """\
@@ -78,7 +79,7 @@ def _json_default(value: Any) -> Any:
     return str(value)
 
 
-def _info_document(node: Any) -> dict[str, Any]:
+def _info_document(node: Array | Group) -> dict[str, Any]:
     """The JSON ``zarrpy info --json`` prints: an array's info dict, or a
     group's name, format, attributes and every member below it."""
     if isinstance(node, Array):
