@@ -23,13 +23,12 @@ from __future__ import annotations
 
 from abc import ABC, abstractmethod
 from dataclasses import dataclass
-from typing import Any, ClassVar, Mapping, Protocol, Sequence
+from typing import Any, ClassVar, Mapping, Sequence
 
 import numpy as np
 
 from ..core._typing import Shape
 from ..core.array_bytes import ArrayBytes
-from ..core.byte_range import ByteRequest
 from ..core.dtypes import DataType
 from ..errors import CodecError
 from ._config import check_keys

@@ -20,6 +20,7 @@ from ..core.array_bytes import ArrayBytes
 from ..errors import ChunkDecodeError, CodecError
 from ._config import check_choice, check_keys
 from ..core.byte_range import ShortRead, coalesce_ranges, read_coalesced
+from ..core.selection import flat_positions
 from .abc import ArrayToBytesCodec, ByteReader, ChunkSpec, Codec
 from .partial import (
     DEFAULT_OPTIONS,
@@ -125,7 +126,7 @@ class BytesPartialDecoder(ArrayPartialDecoder):
 
     def decode_selections(self, selections: Sequence[ChunkSelection]) -> list[ArrayBytes | None]:
         spec = self.spec
-        flats = [_flat_indices(s, spec.shape) for s in selections]
+        flats = [flat_positions(s, spec.shape) for s in selections]
         wanted = np.unique(np.concatenate([f.reshape(-1) for f in flats])) if flats else np.zeros(0, np.int64)
         itemsize = spec.dtype.numpy.itemsize
         if wanted.size * itemsize * 2 > spec.size * itemsize or not wanted.size:
@@ -170,17 +171,6 @@ class BytesPartialDecoder(ArrayPartialDecoder):
 
 class _Missing(Exception):
     """The chunk does not exist (raised inside a read, caught by the decoder)."""
-
-
-def _flat_indices(selection: ChunkSelection, shape: Sequence[int]) -> np.ndarray:
-    """C-order element positions of ``chunk[np.ix_(selection)]``, in the selection's shape."""
-    parts = [
-        np.arange(*s.indices(n), dtype=np.int64) if isinstance(s, slice) else np.asarray(s, dtype=np.int64).reshape(-1)
-        for s, n in zip(selection, shape)
-    ]
-    if not parts:
-        return np.zeros((), dtype=np.int64)
-    return np.ravel_multi_index(np.ix_(*parts), tuple(shape)).astype(np.int64, copy=False)
 
 
 def _native(arr: np.ndarray, native: np.dtype) -> np.ndarray:

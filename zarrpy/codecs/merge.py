@@ -7,11 +7,12 @@ to one chunk (or shard) are merged in order, later ones winning.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Callable, Sequence
+from typing import TYPE_CHECKING, Callable, Sequence
 
 import numpy as np
 
 from ..core.array_bytes import ArrayBytes
+from ..core.selection import numpy_index
 from ..errors import CodecError
 from .fill import fill_chunk
 from .partial import ChunkSelection, is_full_selection, selection_shape
@@ -72,19 +73,12 @@ def merge_writes(
             if base is None:
                 base = fill_chunk(spec) if old is None else decode(old)
             target = np.array(elements(base, spec), copy=True)
-        target[_ix(write.selection, shape)] = elements(write.block, spec)
+        target[numpy_index(write.selection, shape)] = elements(write.block, spec)
     if target is not None:
         return from_elements(target, spec)
     if base is None:
         base = fill_chunk(spec) if old is None else decode(old)
     return base
-
-
-def _ix(selection: ChunkSelection, shape: Sequence[int]) -> Any:
-    if all(isinstance(s, slice) for s in selection):
-        return tuple(selection)
-    parts = [np.arange(*s.indices(n)) if isinstance(s, slice) else np.asarray(s) for s, n in zip(selection, shape)]
-    return np.ix_(*parts)
 
 
 __all__ = ["ChunkWrite", "covers", "elements", "from_elements", "merge_writes"]

@@ -26,9 +26,9 @@ from abc import ABC, abstractmethod
 from dataclasses import dataclass
 from typing import Any, Callable, Protocol, Sequence, TypeVar
 
-import numpy as np
 
 from ..core.array_bytes import ArrayBytes
+from ..core.selection import dim_indices
 from ..core.byte_range import ByteRequest, OffsetRequest, RangeRequest, SuffixRequest, slice_bytes
 
 T = TypeVar("T")
@@ -222,10 +222,7 @@ class WholeChunkDecoder(ArrayPartialDecoder):
 
 def selection_shape(selection: ChunkSelection, shape: Sequence[int]) -> tuple[int, ...]:
     """The shape of ``chunk[selection]`` for a chunk of ``shape``."""
-    return tuple(
-        len(range(*s.indices(n))) if isinstance(s, slice) else int(np.asarray(s).size)
-        for s, n in zip(selection, shape)
-    )
+    return tuple(len(p) for p in dim_indices(selection, shape))
 
 
 def full_selection(shape: Sequence[int]) -> ChunkSelection:

@@ -33,13 +33,14 @@ reads: the header and index, then only the requested elements' bytes when
 from __future__ import annotations
 
 import struct
-from typing import Any, Callable, Mapping, Sequence
+from typing import Any, Mapping, Sequence
 
 import numpy as np
 
 from ..core.array_bytes import ArrayBytes
-from ..core.byte_range import ByteRequest, RangeRequest, ShortRead, SuffixRequest, read_coalesced
+from ..core.byte_range import RangeRequest, ShortRead, SuffixRequest, read_coalesced
 from ..core.dtypes import DataType
+from ..core.selection import flat_positions
 from ..errors import BoundsCheckError, ChunkDecodeError, CodecError
 from ._config import check_choice, check_keys
 from .abc import ArrayToBytesCodec, ByteReader, ChunkSpec
@@ -345,10 +346,8 @@ class VlenPartialDecoder(ArrayPartialDecoder):
     def decode_selection(self, selection: tuple[Any, ...]) -> ArrayBytes | None:
         """The orthogonal ``selection`` (slices / 1-D int arrays per dimension)
         of the chunk; see :class:`~zarrpy.codecs.abc.ArrayPartialDecoder`."""
-        parts = [np.arange(*s.indices(n)) if isinstance(s, slice) else np.asarray(s, dtype=np.int64)
-                 for s, n in zip(selection, self.spec.shape)]
-        flat = np.arange(self.spec.size, dtype=np.int64).reshape(self.spec.shape)[np.ix_(*parts)]
-        return self.decode_elements(flat.reshape(-1), tuple(len(p) for p in parts))
+        flat = flat_positions(selection, self.spec.shape)
+        return self.decode_elements(flat.reshape(-1), flat.shape)
 
     def decode_elements(self, flat_indices: Any, shape: tuple[int, ...] | None = None) -> ArrayBytes | None:
         """Elements at ``flat_indices`` (C-order positions in the chunk, any

@@ -20,6 +20,7 @@ import numpy as np
 import numpy.typing as npt
 
 from ._typing import Shape
+from .selection import flat_positions, numpy_index
 from ..errors import CodecError
 
 BytesLike: TypeAlias = bytes | bytearray | memoryview
@@ -188,19 +189,12 @@ class ArrayBytes:
     def select(self, selection: tuple[slice | np.ndarray, ...]) -> ArrayBytes:
         """The orthogonal ``selection`` of this chunk: per dimension a slice
         (positive step) or a 1-D integer array, like ``chunk[np.ix_(...)]``."""
-        parts = [
-            np.arange(*s.indices(n), dtype=np.int64) if isinstance(s, slice) else np.asarray(s, dtype=np.int64).reshape(-1)
-            for s, n in zip(selection, self.shape)
-        ]
-        shape = tuple(len(p) for p in parts)
-        if all(isinstance(s, slice) for s in selection) and self._array is not None:
-            return ArrayBytes.from_array(self._array[tuple(selection)])
         if self._array is not None:
-            return ArrayBytes.from_array(self._array[np.ix_(*parts)] if parts else self._array)
-        if not parts:
+            return ArrayBytes.from_array(self._array[numpy_index(selection, self.shape)] if selection else self._array)
+        if not selection:
             return self
-        flat = np.arange(self.size, dtype=np.int64).reshape(self.shape)[np.ix_(*parts)]
-        return self.take(flat.reshape(-1), shape)
+        flat = flat_positions(selection, self.shape)
+        return self.take(flat.reshape(-1), flat.shape)
 
     def take(self, flat_indices: np.ndarray, shape: Shape) -> ArrayBytes:
         """Gather elements by flat C-order index into a chunk of ``shape``."""
