@@ -1,10 +1,11 @@
-"""The native ``numcodecs.zlib`` codec (V2 id ``zlib``): one module, one registry line."""
+"""The native ``numcodecs.zlib`` codec (V2 id ``zlib``): one module, one registry
+line, and this file: the shared codec contract (:mod:`tests.codecs.contract`)
+plus what is particular to zlib (levels, bombs, truncation, interop)."""
 
 from __future__ import annotations
 
 import doctest
 import json
-import pickle
 import warnings
 import zlib
 
@@ -14,8 +15,8 @@ import pytest
 
 import zarrpy
 import zarrpy.codecs.zlib as zlib_module
+from tests.codecs.contract import CodecContract, Golden
 from zarrpy.codecs.abc import ChunkSpec
-from zarrpy.codecs.registry import codec_class_for_v2_id, codec_from_json, get_codec_class
 from zarrpy.codecs.zlib import ZlibCodec
 from zarrpy.core.dtypes import DataType
 from zarrpy.errors import ChunkDecodeError, CodecError
@@ -29,19 +30,18 @@ def test_module_doctests():
     assert doctest.testmod(zlib_module).failed == 0
 
 
-def test_found_by_v3_name_and_v2_id():
-    assert get_codec_class("numcodecs.zlib") is ZlibCodec
-    assert codec_class_for_v2_id("zlib") is ZlibCodec
+TEXT = list(b"zarr " * 20)
 
 
-@pytest.mark.parametrize("config", [{"level": 1}, {"level": 9}, {"level": -1}, {"level": 12}, {}])
-def test_config_round_trips(config):
-    doc = {"name": "numcodecs.zlib", "configuration": config}
-    codec = codec_from_json(doc)
-    assert isinstance(codec, ZlibCodec) and codec.to_json() == doc
-    assert codec.to_v2_config() == {"id": "zlib", **config}
-    assert ZlibCodec.from_v2_config({"id": "zlib", **config}) == codec
-    assert pickle.loads(pickle.dumps(codec)) == codec
+class TestZlibContract(CodecContract):
+    codec_class = ZlibCodec
+    configs = [{"level": 1}, {"level": 9}, {"level": -1}, {"level": 0}, {"level": 12}, {}, None]
+    golden = [
+        # numcodecs.Zlib(level=...).encode(b"zarr " * 20); Zlib() is level 1
+        Golden({"level": 1}, "uint8", (100,), TEXT, "7801ab4a2c2a52a8a22d01006f57256d", "numcodecs 0.17.1"),
+        Golden({"level": 9}, "uint8", (100,), TEXT, "78daab4a2c2a52a8a22d01006f57256d", "numcodecs 0.17.1"),
+        Golden({}, "uint8", (100,), TEXT, "7801ab4a2c2a52a8a22d01006f57256d", "numcodecs 0.17.1"),
+    ]
 
 
 @pytest.mark.parametrize("config", [{"level": "1"}, {"level": True}, {"levle": 1}])
