@@ -364,7 +364,14 @@ def test_invalid_names_are_refused_before_anything_is_written(zarr_format, name)
         "subgroup": lambda: root["a"].create_group(name),
     }
     bad_part = next(p for p in name.split("/") if p in ("..", ".") or p.startswith(("__", ".z", "zarr")))
+    reserved = bad_part.startswith("__")
     for what, call in calls.items():
+        if reserved and what in ("getitem", "delitem"):
+            # Reserved names are never created, but one another implementation
+            # wrote opens (zarr-python allows them): here there is none.
+            with pytest.raises(KeyError):
+                call()
+            continue
         with pytest.raises(MetadataError, match=f"invalid node name {bad_part!r}") as info:
             call()
         assert isinstance(info.value, ValueError), what
@@ -378,8 +385,6 @@ def test_dot_dot_membership_is_a_value_error_as_in_zarr_python():
             name in root  # noqa: B015
 
 
-@pytest.mark.xfail(strict=True, reason="bug: 'zarr.json' in g / g.get('zarr.json') raise MetadataError; "
-                                       "zarr-python answers False / None (a name that can be no member)")
 def test_reserved_names_are_simply_not_members():
     root = _build(MemoryStore(), 3)
     assert "zarr.json" not in root and "__x" not in root and ".zattrs" not in root
@@ -401,8 +406,6 @@ def test_empty_names_are_refused_and_nothing_is_written(zarr_format):
     assert _contents(store) == before
 
 
-@pytest.mark.xfail(strict=True, reason="bug: create_group('') raises a bare KeyError('') that does not say "
-                                       "the name is empty")
 def test_empty_name_error_says_what_is_wrong():
     root = zarrpy.Group.create(MemoryStore())
     with pytest.raises((KeyError, ValueError), match="empty|name"):
@@ -645,8 +648,6 @@ def test_consolidated_listings_agree_with_zarr_python(tmp_path, zarr_format):
         assert sorted(theirs.group_keys()) == ours.group_keys()
 
 
-@pytest.mark.xfail(strict=True, reason="bug: a member named '__x' (allowed by zarr-python) is listed by keys() "
-                                       "and members(), but g['__x'] / '__x' in g raise MetadataError")
 def test_every_listed_member_can_be_opened(tmp_path):
     zarr = _zarr()
     path = str(tmp_path / "dunder.zarr")

@@ -16,7 +16,7 @@ import numpy as np
 
 from ._array import Array
 from ._node import NODE_KEYS, location, write_metadata
-from ..core.paths import METADATA_KEY, join_key
+from ..core.paths import METADATA_KEY, check_new_node_path, join_key
 from ..pipeline.convert import v3_to_v2
 from ..codecs.abc import ArrayToArrayCodec, ArrayToBytesCodec, BytesToBytesCodec, ChunkSpec, Codec
 from ..codecs.aliases import CODEC_ALIASES
@@ -337,6 +337,7 @@ def prepare_node(store: Store, path: str, *, overwrite: bool, zarr_format: int =
     may be made inside an array. Missing parents become groups of
     ``zarr_format``.
     """
+    check_new_node_path(path)
     parts = path.split("/") if path else []
     missing = []
     for i in range(len(parts)):

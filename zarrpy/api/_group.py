@@ -19,7 +19,7 @@ from ._node import (
 from ._array import Array
 from ..core.dtypes import DataType
 from ._info import GroupInfo
-from ..core.paths import join_key, normalize_path
+from ..core.paths import join_key, names_a_document, normalize_path
 from ..errors import MetadataError, NodeExistsError, NodeNotFoundError, ReadOnlyError
 from ..metadata.consolidated import (
     CONSOLIDATED_MEMBER,
@@ -127,7 +127,7 @@ class Group(Node[GroupMetadata]):
     def _child_path(self, name: str) -> str:
         path = normalize_path(name)
         if not path:
-            raise KeyError(name)
+            raise KeyError(f"{name!r}: a member name must not be empty")
         return join_key(self._path, path)
 
     def __getitem__(self, name: str) -> Array | Group:
@@ -154,7 +154,7 @@ class Group(Node[GroupMetadata]):
         return Group(self._store, path, metadata, read_only=self._read_only, consolidated=snapshot)
 
     def __contains__(self, name: object) -> bool:
-        if not isinstance(name, str) or not normalize_path(name):
+        if not isinstance(name, str) or names_a_document(name) or not normalize_path(name):
             return False
         path = self._child_path(name)
         if self._consolidated is not None:
@@ -166,6 +166,8 @@ class Group(Node[GroupMetadata]):
 
     def get(self, name: str, default: Any = None) -> Array | Group | Any:
         """The member at ``name`` (a relative path), or ``default`` if there is none."""
+        if names_a_document(name):
+            return default
         try:
             return self[name]
         except KeyError:

@@ -18,17 +18,38 @@ V2_KEYS = (ZARRAY_KEY, ZGROUP_KEY, ZATTRS_KEY)
 """A V2 node's documents."""
 
 
+RESERVED_PREFIX = "__"
+"""Node names starting with this are reserved (Zarr V3 spec): zarrpy creates
+none, but opens those another implementation wrote."""
+
+
 def normalize_path(path: str | None) -> str:
-    """``None``/``""``/``"/a/b/"`` -> ``""``/``""``/``"a/b"``; refuses ``..``."""
+    """``None``/``""``/``"/a/b/"`` -> ``""``/``""``/``"a/b"``; refuses ``.``,
+    ``..`` and document names (``zarr.json``, ``.zarray``, ...)."""
     if not path:
         return ""
     if not isinstance(path, str):
         raise TypeError(f"path must be a string, got {path!r}")
     parts = [p for p in path.strip("/").split("/") if p]
     for p in parts:
-        if p in (".", "..") or p.startswith("__") or p in (METADATA_KEY, *V2_KEYS):
+        if p in (".", "..") or p in (METADATA_KEY, *V2_KEYS):
             raise MetadataError(f"invalid node name {p!r} in path {path!r}")
     return "/".join(parts)
+
+
+def check_new_node_path(path: str) -> None:
+    """Refuse to create a node whose (normalised) path has a reserved name."""
+    for p in path.split("/"):
+        if p.startswith(RESERVED_PREFIX):
+            raise MetadataError(
+                f"invalid node name {p!r} in path {path!r}: names starting with "
+                f"{RESERVED_PREFIX!r} are reserved"
+            )
+
+
+def names_a_document(name: str) -> bool:
+    """True if a part of ``name`` is a node document's name: no member can be called so."""
+    return any(p in (METADATA_KEY, *V2_KEYS) for p in name.split("/"))
 
 
 def join_key(path: str, key: str) -> str:
@@ -36,4 +57,7 @@ def join_key(path: str, key: str) -> str:
     return f"{path}/{key}" if path else key
 
 
-__all__ = ["METADATA_KEY", "V2_KEYS", "ZARRAY_KEY", "ZATTRS_KEY", "ZGROUP_KEY", "join_key", "normalize_path"]
+__all__ = [
+    "METADATA_KEY", "RESERVED_PREFIX", "V2_KEYS", "ZARRAY_KEY", "ZATTRS_KEY", "ZGROUP_KEY",
+    "check_new_node_path", "join_key", "names_a_document", "normalize_path",
+]
