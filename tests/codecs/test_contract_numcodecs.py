@@ -281,14 +281,10 @@ def _empty_round_trip(codec_id: str, config: dict) -> None:
     assert bound.decode(encoded).array.shape == (0,)
 
 
-@pytest.mark.xfail(strict=True, reason="bug: numcodecs.lz4 encodes an empty chunk to 5 bytes (size 0 + one byte) "
-                   "and then cannot decode it (LZ4 decompression error: invalid input data -> ChunkDecodeError)")
 def test_lz4_empty_chunk_round_trips():
     _empty_round_trip("lz4", {"acceleration": 1})
 
 
-@pytest.mark.xfail(strict=True, reason="bug: numcodecs.blosc (adapter) encodes an empty chunk and then cannot "
-                   "decode it (RuntimeError: error during blosc decompression: 0 -> ChunkDecodeError)")
 def test_blosc_adapter_empty_chunk_round_trips():
     _empty_round_trip("blosc", {"cname": "lz4", "clevel": 5, "shuffle": 1, "blocksize": 0})
 
