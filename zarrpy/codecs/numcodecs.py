@@ -293,7 +293,7 @@ class NumcodecsBytesCodec(_NumcodecsCodec, BytesToBytesCodec):
                 _check_header(data, limit)
             except ChunkDecodeError as exc:
                 raise ChunkDecodeError(str(exc).replace("codec 'blosc'", f"codec {self.name!r}")) from None
-        if limit == 0 and data == _to_bytes(impl.encode(b"")):
+        if spec.size == 0 and not spec.dtype.is_variable and data == _to_bytes(impl.encode(b"")):
             return b""  # numcodecs cannot decode some of its own empty frames (lz4, blosc)
         try:
             out = _to_bytes(impl.decode(data))
