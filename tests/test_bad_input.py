@@ -152,7 +152,8 @@ def read_all_ways(root: Path, key: str, watch: Path, cls: type = zarrpy.ChunkDec
 
     ``small_read_checks=False``: a read of a few elements (one element, one
     row) of an uncompressed chunk reads just their bytes (a partial read),
-    which cannot see that the chunk has the wrong length when they are there."""
+    which cannot see that the chunk has the wrong length when they are there
+    (stores with a large ``whole_read_nbytes`` read such a chunk whole anyway)."""
     coords = tuple(int(c) for c in key.split("/")[1:])
     sel = tuple(slice(c * s, c * s + 1) for c, s in zip(coords, CHUNKS))
     a = reopen(root)

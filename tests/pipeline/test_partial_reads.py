@@ -139,3 +139,29 @@ def test_nested_shards_read_sub_chunk_ranges(location):
     store.reset()
     np.testing.assert_array_equal(a[17:19, 33:35], data[17:19, 33:35])
     assert store.nbytes - outer_index - inner_index < inner_shard_nbytes // 8
+
+
+def test_stores_where_bytes_are_cheap_read_small_chunks_whole():
+    """A store's ``whole_read_nbytes`` (local files, memory: 1 MiB) says below
+    which size a second request costs more than the bytes it saves."""
+    store = CountingStore()
+    store.whole_read_nbytes = 64 * 64 * 4  # the chunk's size
+    data = _data((64, 64))
+    a = zarrpy.create_array(store, shape=(64, 64), dtype="int32", chunks=(64, 64), compressors=None)
+    a[...] = data
+    store.reset()
+    np.testing.assert_array_equal(a[3:5, 10:20], data[3:5, 10:20])
+    assert store.nbytes == 64 * 64 * 4 and store.requests == 1
+    store.whole_read_nbytes = 64 * 64 * 4 - 1
+    store.reset()
+    np.testing.assert_array_equal(a[3:5, 10:20], data[3:5, 10:20])
+    assert store.nbytes == 2 * 10 * 4
+
+
+def test_local_and_memory_stores_read_chunks_up_to_a_mib_whole():
+    from zarrpy.stores.local import LocalStore
+    from zarrpy.stores.memory import MemoryStore
+    from zarrpy.stores.zip import ZipStore
+
+    assert LocalStore.whole_read_nbytes == MemoryStore.whole_read_nbytes == ZipStore.whole_read_nbytes == 1 << 20
+    assert CountingStore.whole_read_nbytes == 0  # like a remote store: bytes cost

@@ -11,16 +11,17 @@ V3 name: ``bytes`` (legacy alias ``endian``); V2: implied by the dtype.
 
 from __future__ import annotations
 
+import math
 import sys
-from typing import Any, Mapping, Sequence
+from typing import Any, Mapping, NamedTuple, Sequence
 
 import numpy as np
 
 from ..core.array_bytes import ArrayBytes
 from ..errors import ChunkDecodeError, CodecError
 from ._config import check_choice, check_keys
-from ..core.byte_range import ShortRead, coalesce_ranges, read_coalesced
-from ..core.selection import flat_positions
+from ..core.byte_range import RangeRequest, ShortRead, read_coalesced
+from ..core.selection import dim_indices
 from .abc import ArrayToBytesCodec, ByteReader, ChunkSpec, Codec
 from .partial import (
     DEFAULT_OPTIONS,
@@ -109,15 +110,16 @@ class BytesCodec(ArrayToBytesCodec):
 class BytesPartialDecoder(ArrayPartialDecoder):
     """Selections of one ``bytes``-encoded chunk, read by byte range.
 
-    The elements a set of selections needs are grouped into runs of
-    neighbours, and the runs fetched in one batched read (runs at most
-    ``max_gap_nbytes`` apart, default 0, are merged). When that would take
-    more than :attr:`MAX_RUNS` requests, the span from the first to the last
-    needed byte is read in one request instead; when the needed bytes are
-    most of the chunk, the chunk is read and decoded whole.
+    A selection picks runs of neighbouring elements (rows of a region, or
+    whole blocks when trailing dimensions are taken whole); the runs of all
+    selections are fetched in one batched read (runs at most
+    ``max_gap_nbytes`` apart, default 0, are merged). With more than
+    :attr:`MAX_RUNS` runs, the span from the first to the last needed byte is
+    read in one request instead; when the selections want half the chunk or
+    more, it is read and decoded whole.
     """
 
-    MAX_RUNS = 64
+    MAX_RUNS = 16
     __slots__ = ("codec", "input", "spec", "max_gap_nbytes")
 
     def __init__(self, codec: BytesCodec, input: ByteReader, spec: ChunkSpec, options: DecodeOptions):
@@ -126,35 +128,41 @@ class BytesPartialDecoder(ArrayPartialDecoder):
 
     def decode_selections(self, selections: Sequence[ChunkSelection]) -> list[ArrayBytes | None]:
         spec = self.spec
-        flats = [flat_positions(s, spec.shape) for s in selections]
-        wanted = np.unique(np.concatenate([f.reshape(-1) for f in flats])) if flats else np.zeros(0, np.int64)
         itemsize = spec.dtype.numpy.itemsize
-        if wanted.size * itemsize * 2 > spec.size * itemsize or not wanted.size:
+        plans = [_runs(s, spec.shape) for s in selections]
+        wanted = sum(p.starts.size * p.length for p in plans)
+        if not wanted or wanted * 2 > spec.size:
             return WholeChunkDecoder(self._whole).decode_selections(selections)
-        # Runs of neighbouring elements: [first, last] element of each.
-        breaks = np.flatnonzero(np.diff(wanted) != 1)
-        firsts = wanted[np.concatenate(([0], breaks + 1))]
-        lasts = wanted[np.concatenate((breaks, [wanted.size - 1]))]
-        gap = self.max_gap_nbytes
-        if coalesce_ranges(firsts * itemsize, (lasts + 1) * itemsize, gap)[0].size > self.MAX_RUNS:
-            gap = spec.size * itemsize  # one request for the span
+        starts = np.concatenate([p.starts for p in plans]) * itemsize
+        ends = starts + np.concatenate([np.full(p.starts.size, p.length) for p in plans]) * itemsize
         try:
-            got = read_coalesced(
-                self.input, firsts * itemsize, (lasts + 1) * itemsize, gap, short_read_error=self._short
-            )
+            buf, positions = self._read_runs(starts, ends)
         except _Missing:
             return [None] * len(selections)
-        buf, run_pos = got.joined()
-        run = np.searchsorted(firsts, wanted, side="right") - 1
-        where = run_pos[run] + (wanted - firsts[run]) * itemsize  # byte position of each wanted element
-        raw = np.frombuffer(buf, dtype=np.uint8)
+        view = memoryview(buf)
         stored = self.codec._stored_dtype(spec.dtype.numpy)
         out: list[ArrayBytes | None] = []
-        for flat in flats:
-            k = np.searchsorted(wanted, flat.reshape(-1))
-            picked = raw[where[k][:, None] + np.arange(itemsize)].reshape(-1).view(stored).reshape(flat.shape)
+        first = 0
+        for plan in plans:
+            nbytes = plan.length * itemsize
+            mine = positions[first : first + plan.starts.size].tolist()
+            first += plan.starts.size
+            raw = b"".join([view[q : q + nbytes] for q in mine])
+            picked = np.frombuffer(raw, dtype=stored).reshape(plan.shape)
             out.append(ArrayBytes.from_array(_native(picked, spec.dtype.numpy)))
         return out
+
+    def _read_runs(self, starts: np.ndarray, ends: np.ndarray) -> tuple[bytes, np.ndarray]:
+        """The bytes of the byte ranges ``[starts, ends)`` and where each starts in them."""
+        if 1 < starts.size <= self.MAX_RUNS:
+            got = read_coalesced(self.input, starts, ends, self.max_gap_nbytes, short_read_error=self._short)
+            return got.joined()
+        # One run, or too many for a request each: one request for the span.
+        lo, hi = int(starts.min()), int(ends.max())
+        (data,) = self.input.read_many([RangeRequest(lo, hi)])
+        if data is None or len(data) != hi - lo:
+            raise self._short(ShortRead(lo, hi, lo + len(data or b""), data is None, 0))
+        return data, starts - lo
 
     def _whole(self) -> ArrayBytes | None:
         data = self.input(None)
@@ -167,6 +175,42 @@ class BytesPartialDecoder(ArrayPartialDecoder):
             f"codec 'bytes': the chunk ends at byte {s.got_end}, before the elements in bytes "
             f"[{s.start}, {s.end}) of a chunk of shape {self.spec.shape} of {self.spec.dtype.name}"
         )
+
+
+class _Runs(NamedTuple):
+    """A selection as runs of neighbouring elements: each starts at an
+    element position (in output order) and has ``length`` elements."""
+
+    starts: np.ndarray
+    length: int
+    shape: tuple[int, ...]
+
+
+def _runs(selection: ChunkSelection, shape: Sequence[int]) -> _Runs:
+    """The runs of ``chunk[np.ix_(selection)]`` in a C-order chunk of ``shape``:
+    the trailing dimensions taken whole, and the one before them taken as a
+    contiguous range, make one run per combination of the others."""
+    parts = dim_indices(selection, shape)
+    out_shape = tuple(p.size for p in parts)
+    ndim = len(parts)
+    if not ndim:
+        return _Runs(np.zeros(1, dtype=np.int64), 1, ())
+    if any(p.size == 0 for p in parts):
+        return _Runs(np.zeros(0, dtype=np.int64), 0, out_shape)
+    k = ndim  # parts[k:] form one run
+    if _contiguous(parts[-1]):
+        k = ndim - 1
+        while k > 0 and parts[k].size == shape[k] and _contiguous(parts[k]) and _contiguous(parts[k - 1]):
+            k -= 1
+    length = math.prod(p.size for p in parts[k:])
+    heads = list(parts[:k]) + [p[:1] for p in parts[k:]]
+    starts = np.ravel_multi_index(np.ix_(*heads), tuple(shape)).reshape(-1).astype(np.int64, copy=False)
+    return _Runs(starts, length, out_shape)
+
+
+def _contiguous(index: np.ndarray) -> bool:
+    """True when ``index`` is ``a, a+1, ..., b``."""
+    return bool(index.size and int(index[-1]) - int(index[0]) == index.size - 1 and np.all(np.diff(index) == 1))
 
 
 class _Missing(Exception):

@@ -168,6 +168,9 @@ class ChunkIO:
         most half of it is wanted."""
         if not self._partial or proj.is_complete:
             return False
+        stored = self.bound.encoded_size
+        if stored is not None and stored <= self.store.whole_read_nbytes:
+            return False  # cheaper whole on this store
         return self.inner is not None or math.prod(proj.chunk_block_shape) * 2 <= math.prod(self.grid.chunk_shape)
 
     def _scatter_whole(self, out: np.ndarray, proj: ChunkProjection, data: bytes | None) -> None:

@@ -27,7 +27,10 @@ def max_workers() -> int:
     env = os.environ.get("ZARRPY_THREADS")
     if env and env.isdigit() and int(env) > 0:
         return int(env)
-    return os.cpu_count() or 4
+    return _CPUS
+
+
+_CPUS = os.cpu_count() or 4
 
 
 def _mark_worker() -> None:

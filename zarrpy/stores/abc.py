@@ -72,6 +72,10 @@ class Store(ABC):
     read_only: bool = False
     supports_deletes: bool = True
     """False for stores that cannot remove a value (zip archives)."""
+    whole_read_nbytes: int = 0
+    """Values up to this size are read whole even when a reader wants a part:
+    below it, a request's own cost exceeds the bytes a partial read saves
+    (local files and memory; 0 for remote stores, where bytes cost)."""
 
     # -- required ------------------------------------------------------
     @abstractmethod

@@ -49,6 +49,8 @@ class MemoryStore(Store):
     backing dict.
     """
 
+    whole_read_nbytes = 1 << 20  # a page-cached or in-memory MiB costs less than a second request
+
     def __init__(
         self, dict: MutableMapping[str, bytes] | None = None, read_only: bool = False
     ) -> None:

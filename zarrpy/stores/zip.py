@@ -65,6 +65,8 @@ class ZipStore(Store):
         Allow archives over 2 GiB (ZIP64 extensions), as in :mod:`zipfile`.
     """
 
+    whole_read_nbytes = 1 << 20  # a page-cached or in-memory MiB costs less than a second request
+
     supports_deletes = False  # arrays store an encoded fill chunk instead
 
     def __init__(
