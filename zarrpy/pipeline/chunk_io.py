@@ -104,8 +104,8 @@ class ChunkIO:
         caps = self.bound.capabilities
         # A chunk small enough to read whole is read whole when partial reads
         # would skip a check (crc32c); a shard is not (see CodecCapabilities).
-        self._partial = caps.partial_decode and (not caps.skips_checks or self.inner is not None or
-                                                 chain.array_to_bytes.inner_chunks() is not None)
+        holds_chunks = chain.array_to_bytes.inner_chunks() is not None
+        self._partial = caps.partial_decode and (not caps.skips_checks or holds_chunks)
 
     # -- keys ----------------------------------------------------------
     @property
