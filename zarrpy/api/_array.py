@@ -8,33 +8,23 @@ touches both the store and the codecs.
 from __future__ import annotations
 
 import math
-from typing import Any, Callable, Iterable, Mapping, NamedTuple, Sequence
+from typing import Any, Callable, Iterable, Mapping, Sequence
 
 import numpy as np
 import numpy.typing as npt
 
 from ..codecs.abc import ArrayToBytesCodec, BytesToBytesCodec, ArrayToArrayCodec, Codec
 from ..core._typing import ChunkCoords, Shape
-from ..core.indexing import OrthogonalIndexer
-from ..core.paths import join_key
-from ..errors import BoundsCheckError, NodeNotFoundError, SelectionError
+from ..core.indexing import OrthogonalIndexer, block_region
+from ..errors import NodeNotFoundError, SelectionError
 from ..metadata.nodes import ArrayMetadata
 from ..metadata.v3 import ArrayMetadataV3
-from ..pipeline.chunk_io import BlockWrite, ChunkData, ChunkIO
+from ..pipeline.chunk_io import StoredSizes, BlockWrite, ChunkData, ChunkIO
 from ..pipeline.convert import v2_to_v3
 from ..pipeline.values import coerce_value
 from ..stores.abc import Store
 from ._info import ArrayInfo
 from ._node import ARRAY_METADATA, Node, location, read_metadata
-
-
-class StoredSizes(NamedTuple):
-    """What an array takes in its store, from the sizes the store lists."""
-
-    objects: int
-    """Stored chunk objects (shards, when sharded)."""
-    nbytes: int
-    """Bytes of the metadata documents and the chunks."""
 
 
 class Array(Node[ArrayMetadata]):
@@ -54,7 +44,7 @@ class Array(Node[ArrayMetadata]):
         read_only: bool = False,
         write_empty_chunks: bool = False,
     ):
-        self.write_empty_chunks = write_empty_chunks
+        self._write_empty_chunks = bool(write_empty_chunks)
         super().__init__(store, path, metadata, read_only=read_only)
 
     _kind = "array"
@@ -75,9 +65,7 @@ class Array(Node[ArrayMetadata]):
 
     @write_empty_chunks.setter
     def write_empty_chunks(self, value: bool) -> None:
-        self._write_empty_chunks = bool(value)
-        if hasattr(self, "_io"):
-            self._io.write_empty_chunks = self._write_empty_chunks
+        self._write_empty_chunks = self._io.write_empty_chunks = bool(value)
 
     @classmethod
     def open(cls, store: Store, path: str = "", *, read_only: bool = False, **kwargs: Any) -> Array:
@@ -164,16 +152,7 @@ class Array(Node[ArrayMetadata]):
     def _stored_sizes(self) -> StoredSizes:
         """Stored chunk objects and bytes of metadata and chunks, from the
         sizes the store lists (:meth:`Store.list_prefix_with_sizes`)."""
-        prefix = join_key(self._path, "")
-        documents = {join_key(self._path, name) for name in self._metadata.to_documents()}
-        nobjects = nbytes = 0
-        for key, size in self._store.list_prefix_with_sizes(prefix):
-            if self._io.is_chunk_key(key):
-                nobjects += 1
-                nbytes += size
-            elif key in documents:
-                nbytes += size
-        return StoredSizes(nobjects, nbytes)
+        return self._io.stored_sizes(self._metadata.to_documents())
 
     def _chunks_per_object(self) -> int:
         """Chunks in one stored object: a whole shard's inner chunks, or 1."""
@@ -269,29 +248,7 @@ class Array(Node[ArrayMetadata]):
 
     def _block_region(self, selection: Any) -> tuple[slice, ...]:
         """The array region (slices) that a selection of chunk indices covers."""
-        items = selection if isinstance(selection, tuple) else (selection,)
-        if sum(item is Ellipsis for item in items) > 1:
-            raise SelectionError("a block selection may hold one Ellipsis at most")
-        if Ellipsis in items:
-            i = items.index(Ellipsis)
-            items = items[:i] + (slice(None),) * (self.ndim - len(items) + 1) + items[i + 1:]
-        if len(items) > self.ndim:
-            raise SelectionError(f"block selection {selection!r} has more than {self.ndim} dimensions")
-        items = items + (slice(None),) * (self.ndim - len(items))
-        region = []
-        for axis, (item, n, c, s) in enumerate(zip(items, self.cdata_shape, self.chunks, self.shape)):
-            if isinstance(item, (int, np.integer)) and not isinstance(item, bool):
-                i = int(item) + n if item < 0 else int(item)
-                if not 0 <= i < n:
-                    raise BoundsCheckError(f"block index {int(item)} is out of bounds for axis {axis} with {n} chunks")
-                start, stop = i, i + 1
-            elif isinstance(item, slice) and item.step in (None, 1):
-                start, stop, _ = item.indices(n)
-                stop = max(start, stop)
-            else:
-                raise SelectionError(f"block selection: expected integers or slices with step 1, got {item!r}")
-            region.append(slice(start * c, min(stop * c, s)))
-        return tuple(region)
+        return block_region(selection, self.shape, self.chunks)
 
     def _read(self, indexer: OrthogonalIndexer) -> Any:
         return self._io.read(indexer)

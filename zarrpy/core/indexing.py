@@ -240,10 +240,41 @@ class OrthogonalIndexer:
             )
 
 
+def block_region(selection: Any, shape: Shape, chunks: Shape) -> tuple[slice, ...]:
+    """The array region (slices) a selection of chunk indices covers
+    (zarr-python's ``blocks``): integers and step-1 slices over the chunk
+    grid, one Ellipsis at most; edge chunks are clipped to ``shape``."""
+    ndim = len(shape)
+    items = selection if isinstance(selection, tuple) else (selection,)
+    if sum(item is Ellipsis for item in items) > 1:
+        raise SelectionError("a block selection may hold one Ellipsis at most")
+    if Ellipsis in items:
+        i = items.index(Ellipsis)
+        items = items[:i] + (slice(None),) * (ndim - len(items) + 1) + items[i + 1:]
+    if len(items) > ndim:
+        raise SelectionError(f"block selection {selection!r} has more than {ndim} dimensions")
+    items = items + (slice(None),) * (ndim - len(items))
+    region = []
+    for axis, (item, c, s) in enumerate(zip(items, chunks, shape)):
+        n = -(-s // c)
+        if isinstance(item, (int, np.integer)) and not isinstance(item, bool):
+            i = int(item) + n if item < 0 else int(item)
+            if not 0 <= i < n:
+                raise BoundsCheckError(f"block index {int(item)} is out of bounds for axis {axis} with {n} chunks")
+            start, stop = i, i + 1
+        elif isinstance(item, slice) and item.step in (None, 1):
+            start, stop, _ = item.indices(n)
+            stop = max(start, stop)
+        else:
+            raise SelectionError(f"block selection: expected integers or slices with step 1, got {item!r}")
+        region.append(slice(start * c, min(stop * c, s)))
+    return tuple(region)
+
+
 def _ix(sel: tuple[Any, ...], shape: Shape) -> tuple[Any, ...]:
     """Orthogonal indexing for mixed slices and arrays via ``np.ix_``."""
     parts = [np.arange(*s.indices(n)) if isinstance(s, slice) else s for s, n in zip(sel, shape)]
     return np.ix_(*parts)
 
 
-__all__ = ["ChunkProjection", "OrthogonalIndexer"]
+__all__ = ["ChunkProjection", "OrthogonalIndexer", "block_region"]

@@ -60,6 +60,15 @@ class StoredChunk(NamedTuple):
     """Its coordinates in the (outer) chunk grid."""
 
 
+class StoredSizes(NamedTuple):
+    """What an array takes in its store, from the sizes the store lists."""
+
+    objects: int
+    """Stored chunk objects (shards, when sharded)."""
+    nbytes: int
+    """Bytes of the metadata documents and the chunks."""
+
+
 class ChunkData(NamedTuple):
     """Elements for one (inner) chunk of :meth:`ChunkIO.write_chunks`: the
     chunk's region of the array (edge chunks clipped)."""
@@ -137,6 +146,20 @@ class ChunkIO:
         return key.startswith(prefix) and decode_chunk_key(
             self.metadata.chunk_key_encoding, key[len(prefix):], len(self.shape)
         ) is not None
+
+    def stored_sizes(self, documents: Iterable[str]) -> StoredSizes:
+        """Stored chunks, and bytes of them and of ``documents`` (the node's
+        metadata names), from one listing with sizes; nothing is read."""
+        prefix = join_key(self.path, "")
+        names = {join_key(self.path, name) for name in documents}
+        nobjects = nbytes = 0
+        for key, size in self.store.list_prefix_with_sizes(prefix):
+            if self.is_chunk_key(key):
+                nobjects += 1
+                nbytes += size
+            elif key in names:
+                nbytes += size
+        return StoredSizes(nobjects, nbytes)
 
     def indexer(self, selection: Any, *, max_arrays: int | None = None) -> OrthogonalIndexer:
         return OrthogonalIndexer(selection, self.shape, self.grid.chunk_shape, max_arrays=max_arrays)
@@ -386,4 +409,5 @@ def _outside(keep: Shape, shape: Shape) -> list[tuple[slice, ...]]:
     return boxes
 
 
-__all__ = ["BlockWrite", "ChunkData", "ChunkIO", "Member", "StoredChunk"]
+__all__ = [
+    "BlockWrite", "ChunkData", "ChunkIO", "Member", "StoredChunk", "StoredSizes"]
