@@ -291,7 +291,8 @@ def _build_codecs(
     if isinstance(serializer, str) and serializer == "auto":
         # The bytes codec stores what the last filter hands it: follow that
         # filter's stated byte order when it names one (numcodecs astype=">i2").
-        encoded = getattr(array_filters[-1], "configured_dtypes", lambda: (None, None))()[1] if array_filters else None
+        last = array_filters[-1] if array_filters else None
+        encoded = last.v2_filter_dtypes()[1] if isinstance(last, ArrayToArrayCodec) else None
         if encoded is not None and encoded.byteorder in "<>":
             endian = "big" if encoded.byteorder == ">" else "little"
         serializer = BytesCodec(None if data_type.itemsize == 1 or data_type.numpy.kind in "VS" else endian)
