@@ -5,7 +5,7 @@ Run from anywhere with an interpreter that has zarr-python 3.4.2, tensorstore
 0.1.86 and zarrs-python 0.2.3 (``pip install zarrs==0.2.3``; only the
 generator needs it, the tests read the stored files with zarrpy alone)::
 
-    /work/venv312/bin/python spec-fixtures/generate.py
+    python3 spec-fixtures/generate.py
 
 Every fixture is a directory ``spec-fixtures/<producer>/<name>/`` holding
 
