@@ -229,8 +229,6 @@ def test_string_fill_is_never_written_as_legacy_zero():
 @pytest.mark.parametrize(
     "changes, fragments",
     [
-        ({"dtype": "<M8[ns]", "fill_value": None}, ("dtype", "numpy.datetime64")),
-        ({"dtype": "<m8[s]", "fill_value": None}, ("dtype", "numpy.timedelta64")),
         ({"dtype": [["a", "<i2"]], "fill_value": None}, ("dtype", "structured", "struct")),
         ({"dtype": "|O", "fill_value": None, "filters": [{"id": "zlib"}, {"id": "vlen-utf8"}]},
          ("filters[0]", "'zlib'", "before the object codec")),

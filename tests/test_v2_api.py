@@ -99,7 +99,7 @@ BAD_ZARRAY = {
     "blosc-bad-shuffle": (dict(compressor={"id": "blosc", "cname": "lz4", "clevel": 5, "shuffle": 7}),
                           ["compressor", "shuffle"]),
     "filter-dtype-mismatch": (dict(filters=[{"id": "delta", "dtype": "<i2"}]), ["filters", "delta", "<i2"]),
-    "datetime-no-data-type": (dict(dtype="<M8[ns]", fill_value=None), ["dtype", "<M8[ns]"]),
+    "struct-no-data-type": (dict(dtype=[["a", "<i4"]], fill_value=None), ["dtype", "structured"]),
 }
 
 

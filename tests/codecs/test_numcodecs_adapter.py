@@ -217,8 +217,6 @@ def test_bad_configuration_names_the_codec(json_codec, fragment):
         ([{"name": "numcodecs.packbits", "configuration": {}}, LE], "int32", "needs bool"),
         ([{"name": "numcodecs.bitround", "configuration": {"keepbits": 3}}, LE], "int32", "needs float"),
         ([{"name": "numcodecs.delta", "configuration": {"dtype": "<i4"}}, {"name": "vlen-utf8"}], "string", "variable-length"),
-        ([{"name": "numcodecs.astype", "configuration": {"encode_dtype": "<M8[s]", "decode_dtype": "<i8"}}, LE],
-         "int64", "encoded dtype"),
         ([{"name": "numcodecs.vlen-array", "configuration": {"dtype": "<i2"}}], "string", "non-string"),
         ([{"name": "numcodecs.vlen-array", "configuration": {"dtype": "<i2"}}], "int16", "variable-length"),
     ],

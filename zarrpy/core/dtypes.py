@@ -55,6 +55,14 @@ STRING_DTYPE = np.dtypes.StringDType()
 _FIXED_LENGTH = ("null_terminated_bytes", "fixed_length_utf32")
 BYTES_DTYPE = np.dtype(object)
 
+# numpy's datetime64 / timedelta64 as zarr-python 3 names them (V3 names with
+# a {"unit", "scale_factor"} configuration; int64 counts, NaT the minimum).
+_TIME: dict[str, str] = {"numpy.datetime64": "datetime64", "numpy.timedelta64": "timedelta64"}
+_TIME_UNITS = ("Y", "M", "W", "D", "h", "m", "s", "ms", "us", "ns", "ps", "fs", "as", "generic")
+_TIME_NAMES = {"M": "numpy.datetime64", "m": "numpy.timedelta64"}
+NAT = np.iinfo(np.int64).min
+"""The int64 count numpy stores for NaT (zarr-python's fill-value JSON for it)."""
+
 # Float bit widths -> the unsigned type holding their bit pattern.
 _FLOAT_BITS = {2: np.uint16, 4: np.uint32, 8: np.uint64}
 
@@ -86,6 +94,8 @@ class DataType:
             config = obj.get("configuration")
             if name in _FIXED_LENGTH:
                 return cls._fixed_length(name, config)
+            if name in _TIME:
+                return cls._time(name, config)
             if config not in (None, {}):
                 raise MetadataError(
                     f"data_type: configuration {config!r} is not supported for {name!r}"
@@ -94,6 +104,8 @@ class DataType:
             name = obj
         if not isinstance(name, str):
             raise MetadataError(f"data_type: expected a name string, got {obj!r}")
+        if name in _TIME:
+            return cls._time(name, None)
         if name in _CORE:
             return cls(name, np.dtype(_CORE[name]))
         if name in _VARIABLE:
@@ -118,6 +130,23 @@ class DataType:
                 f"multiple of {unit}, got {config!r}"
             )
         return cls(name, np.dtype(f"S{n}" if unit == 1 else f"U{n // 4}"))
+
+    @classmethod
+    def _time(cls, name: str, config: Any) -> DataType:
+        """``numpy.datetime64`` / ``numpy.timedelta64`` with ``unit`` and ``scale_factor``."""
+        if not isinstance(config, dict) or set(config) != {"unit", "scale_factor"}:
+            raise MetadataError(
+                f"data_type: {name!r} needs configuration {{\"unit\": …, \"scale_factor\": …}}, got {config!r}"
+            )
+        unit, scale = config["unit"], config["scale_factor"]
+        if unit not in _TIME_UNITS:
+            raise MetadataError(f"data_type: {name!r}: unit {unit!r} is not one of {', '.join(_TIME_UNITS)}")
+        if isinstance(scale, bool) or not isinstance(scale, int) or not 1 <= scale < 2**31:
+            raise MetadataError(f"data_type: {name!r}: scale_factor must be an integer in [1, 2**31), got {scale!r}")
+        if unit == "generic" and scale != 1:
+            raise MetadataError(f"data_type: {name!r}: a generic unit takes no scale_factor, got {scale!r}")
+        base = _TIME[name]
+        return cls(name, np.dtype(base if unit == "generic" else f"{base}[{scale}{unit}]"))
 
     @classmethod
     def from_numpy(cls, dtype: Any) -> DataType:
@@ -146,6 +175,8 @@ class DataType:
             )
         if dt.kind == "V" and dt.fields is None and dt.subdtype is None:
             return cls(f"r{dt.itemsize * 8}", np.dtype(f"V{dt.itemsize}"))
+        if dt.kind in _TIME_NAMES:
+            return cls(_TIME_NAMES[dt.kind], dt.newbyteorder("="))
         native = dt.newbyteorder("=") if dt.byteorder not in ("=", "|") else dt
         for name, np_name in _CORE.items():
             if np.dtype(np_name) == native:
@@ -155,6 +186,9 @@ class DataType:
     def to_json(self) -> str | dict[str, Any]:
         if self.name in _FIXED_LENGTH:
             return {"name": self.name, "configuration": {"length_bytes": self.numpy.itemsize}}
+        if self.name in _TIME:
+            unit, scale = np.datetime_data(self.numpy)
+            return {"name": self.name, "configuration": {"unit": unit, "scale_factor": int(scale)}}
         return self.name
 
     @property
@@ -171,6 +205,8 @@ class DataType:
         """The fill value used when none is given (zero / False / empty)."""
         if self.is_variable:
             return "" if self.is_string else b""
+        if self.numpy.kind in "mM":
+            return np.array("NaT", dtype=self.numpy)[()]  # as zarr-python
         return np.zeros((), dtype=self.numpy)[()]
 
     def fill_from_json(self, value: Any) -> Any:
@@ -207,6 +243,9 @@ class DataType:
                 return out[()]
             if kind == "V":
                 return _parse_raw(value, self.numpy.itemsize)
+            if kind in "mM":
+                count = NAT if value == "NaT" else parse_int(value, np.dtype(np.int64))
+                return np.array(count, dtype=np.int64).view(self.numpy)[()]
             if kind == "S":
                 if not isinstance(value, str):
                     raise TypeError("expected a base64 string")
@@ -243,6 +282,8 @@ class DataType:
             return _float_to_json(scalar)
         if kind == "c":
             return [_float_to_json(scalar.real), _float_to_json(scalar.imag)]
+        if kind in "mM":
+            return int(np.asarray(scalar).view(np.int64))  # NaT: the int64 minimum, as zarr-python writes
         raise MetadataError(f"fill_value: data type {self.name!r} has no fill-value codec")
 
     def coerce_fill(self, value: Any) -> Any:

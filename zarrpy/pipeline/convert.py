@@ -74,11 +74,6 @@ from ..metadata.v3 import ArrayMetadataV3, ChunkKeyEncodingSpec
 
 _NATIVE_ENDIAN = sys.byteorder
 
-# V3 names zarr-python uses for the V2 types zarrpy cannot store yet.
-_NO_DATA_TYPE = {
-    "M": "datetimes (zarr-python: numpy.datetime64)",
-    "m": "timedeltas (zarr-python: numpy.timedelta64)",
-}
 
 
 class V2Codecs(NamedTuple):
@@ -106,8 +101,6 @@ def v2_data_type(meta: ArrayMetadataV2) -> DataType:
         raise MetadataError(
             f"dtype: structured dtype {meta.dtype!r} has no zarrpy data type yet (zarr-python: struct)"
         )
-    if dt.kind in _NO_DATA_TYPE:
-        raise MetadataError(f"dtype: {meta.dtype!r}: {_NO_DATA_TYPE[dt.kind]} have no zarrpy data type yet")
     if dt.kind == "V":
         return DataType.from_json(f"r{dt.itemsize * 8}")
     return DataType.from_numpy(dt)

@@ -37,6 +37,8 @@ def coerce_value(value: Any, data_type: DataType, shape: Shape) -> np.ndarray:
         arr = _coerce_variable(value, data_type)
     elif dtype.kind in "biufc" and (not isinstance(value, np.ndarray) or value.dtype == object):
         arr = _assign_numbers(value, dtype)  # Python objects: numpy's element-wise assignment
+    elif dtype.kind in "mM":
+        arr = _assign_times(value, dtype)
     else:
         arr = _cast(np.asarray(value), dtype)
     try:
@@ -55,6 +57,25 @@ def _cast(arr: np.ndarray, dtype: np.dtype) -> np.ndarray:
         return arr.astype(dtype)
     except (TypeError, ValueError) as exc:
         raise TypeError(f"cannot write values of dtype {arr.dtype} into an array of dtype {dtype}: {exc}") from None
+
+
+def _assign_times(value: Any, dtype: np.dtype) -> np.ndarray:
+    """Datetimes / timedeltas as numpy assigns them (units converted, ISO
+    strings and "NaT" parsed, integers taken as counts of the unit); a
+    datetime into a timedelta array (or back), or a float, is refused."""
+    try:
+        natural = np.asarray(value)
+    except ValueError as exc:
+        raise TypeError(f"cannot interpret the value as an array: {exc}") from None
+    other = "m" if dtype.kind == "M" else "M"
+    if natural.dtype.kind in ("f", "c", "b", other) or (dtype.kind == "m" and natural.dtype.kind in "SUT"):
+        raise TypeError(f"cannot write values of dtype {natural.dtype} into an array of dtype {dtype}")
+    out = np.empty(natural.shape, dtype=dtype)
+    try:
+        out[...] = natural
+    except (OverflowError, ValueError, TypeError) as exc:
+        raise TypeError(f"cannot write values of dtype {natural.dtype} into an array of dtype {dtype}: {exc}") from None
+    return out
 
 
 def _assign_numbers(value: Any, dtype: np.dtype) -> np.ndarray:
