@@ -527,3 +527,17 @@ def test_complex64_bits_survive_json(re_bits, im_bits):
     got = json_round_trip(dt, value)
     assert got.dtype == np.complex64
     assert np.array([got]).view(np.uint32).tolist() == [re_bits, im_bits]
+
+
+def test_unknown_data_type_and_unsupported_configuration_are_told_apart():
+    import pytest
+
+    from zarrpy.core.dtypes import DataType
+    from zarrpy.errors import MetadataError
+
+    for doc in ("mystery", {"name": "mystery"}, {"name": "mystery", "configuration": {"a": 1}}):
+        with pytest.raises(MetadataError, match="unknown data type 'mystery'") as info:
+            DataType.from_json(doc)
+        assert "numpy.datetime64" in str(info.value)  # the known names are listed
+    with pytest.raises(MetadataError, match=r"data type 'int32' with configuration \{'a': 1\} is not supported"):
+        DataType.from_json({"name": "int32", "configuration": {"a": 1}})

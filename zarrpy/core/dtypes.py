@@ -96,9 +96,10 @@ class DataType:
                 return cls._fixed_length(name, config)
             if name in _TIME:
                 return cls._time(name, config)
-            if config not in (None, {}):
+            if config not in (None, {}) and isinstance(name, str) and cls._knows(name):
                 raise MetadataError(
-                    f"data_type: configuration {config!r} is not supported for {name!r}"
+                    f"data_type: data type {name!r} with configuration {config!r} is not supported "
+                    f"({name!r} takes no configuration)"
                 )
         else:
             name = obj
@@ -116,8 +117,15 @@ class DataType:
                 raise MetadataError(f"data_type: {name!r} must have a positive multiple of 8 bits")
             return cls(name, np.dtype(f"V{bits // 8}"))
         raise MetadataError(
-            f"data_type: unknown data type {name!r}; known: {', '.join(sorted(_CORE) + sorted(_VARIABLE))}, r<bits>"
+            f"data_type: unknown data type {name!r}; known: "
+            f"{', '.join(sorted(_CORE) + sorted(_VARIABLE) + sorted(_TIME) + list(_FIXED_LENGTH))}, r<bits>"
         )
+
+    @staticmethod
+    def _knows(name: str) -> bool:
+        """True for a data type name zarrpy knows (whatever its configuration)."""
+        raw = name.startswith("r") and name[1:].isdigit()
+        return name in _CORE or name in _VARIABLE or name in _TIME or name in _FIXED_LENGTH or raw
 
     @classmethod
     def _fixed_length(cls, name: str, config: Any) -> DataType:
