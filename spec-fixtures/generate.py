@@ -19,9 +19,10 @@ Every fixture is a directory ``spec-fixtures/<producer>/<name>/`` holding
   for arrays, ``fill_value_check`` (the ``fill_value`` JSON and the raw
   little-endian bytes of the value it denotes, as hex), plus
   ``cross_checks``: what the *other* installed implementations read
-  ("equal" means bit-for-bit equal to ``expected.npy``). V2, sharded and
-  variable-length fixtures also record ``zarr_format`` and the ``chunks`` /
-  ``shards`` zarr-python reports (see ``build_fixture``).
+  ("equal" means bit-for-bit equal to ``expected.npy``). V2, sharded,
+  variable-length and datetime64 / timedelta64 fixtures also record
+  ``zarr_format`` and the ``chunks`` / ``shards`` zarr-python reports (see
+  ``build_fixture``).
 
 Producers (the versions are checked at start-up, so the labels cannot lie):
 
@@ -53,6 +54,7 @@ import contextlib
 import gzip
 import importlib.metadata
 import json
+import re
 import shutil
 import struct
 import sys
@@ -117,8 +119,11 @@ def float_from_bits(bits: int, dtype: str) -> np.generic:
 
 
 def bit_view(a: np.ndarray) -> np.ndarray:
-    """The array as unsigned integers of the float lane width (floats/complex)."""
+    """The array as unsigned integers of the float lane width (floats/complex),
+    datetime64 / timedelta64 as int64 (so NaT equals NaT)."""
     a = np.ascontiguousarray(a).reshape(-1)
+    if a.dtype.kind in "mM":
+        return a.view(a.dtype.str[0] + "i8")
     if a.dtype.kind == "f":
         return a.view(_UINT_OF_SIZE[a.dtype.itemsize])
     if a.dtype.kind == "c":
@@ -164,6 +169,8 @@ def random_data(dtype: str, shape: tuple[int, ...], rng: np.random.Generator) ->
         flat = np.empty(n, dtype=dt)
         flat.real = _random_floats(lane, n, rng)
         flat.imag = rng.permutation(_random_floats(lane, n, rng))
+    elif dt.kind in "mM":
+        flat = _random_times(dt, n, rng)
     else:
         raise ValueError(dtype)
     return flat.astype(dt).reshape(shape)
@@ -185,6 +192,20 @@ def _random_floats(dt: np.dtype, n: int, rng: np.random.Generator) -> np.ndarray
     k = min(n, len(specials))
     flat[:k] = np.array(specials[:k], dtype=dt)
     return flat
+
+
+_NAT = -(2**63)  # the int64 that numpy reads as NaT
+
+
+def _random_times(dt: np.dtype, n: int, rng: np.random.Generator) -> np.ndarray:
+    """int64 counts of the unit: NaT, the extremes, 0, -1, then random values
+    of either sign with about one NaT in eight."""
+    ints = rng.integers(-(2**62), 2**62, size=n, dtype=np.int64)
+    ints[rng.random(n) < 0.125] = _NAT
+    specials = [_NAT, _NAT + 1, 2**63 - 1, 0, -1]
+    k = min(n, len(specials))
+    ints[:k] = specials[:k]
+    return ints.view(dt.newbyteorder("="))
 
 
 def fill_json_to_raw(fill: Any, dtype: str) -> bytes:
@@ -267,7 +288,7 @@ READERS: dict[str, Callable[[Path], tuple[np.ndarray, Any]]] = {
     ZARR_LABEL: read_zarr_python,
     TS_LABEL: read_tensorstore,
 }
-# V2, sharded and variable-length fixtures are also cross-checked with the
+# V2, sharded, variable-length and datetime fixtures are also cross-checked with the
 # zarrs pipeline (the older fixtures keep their two-reader cross_checks).
 EXTENDED_READERS: dict[str, Callable[[Path], tuple[np.ndarray, Any]]] = {
     **READERS,
@@ -280,8 +301,14 @@ def cross_check(
     expected: np.ndarray,
     skip: str | None,
     readers: dict[str, Callable[[Path], tuple[np.ndarray, Any]]] = READERS,
+    *,
+    reason: bool = False,
 ) -> dict[str, str]:
-    """Outcome of reading the store with every other implementation."""
+    """Outcome of reading the store with every other implementation.
+
+    With ``reason`` (the datetime fixtures), a refusal also records what the
+    peer said about the metadata, where it says anything (see ``refusal_reason``).
+    """
     results = {}
     for label, reader in readers.items():
         if label == skip:
@@ -290,6 +317,9 @@ def cross_check(
             got, _ = reader(store)
         except Exception as exc:  # recorded, not raised: a peer may reject the store
             results[label] = f"cannot read ({type(exc).__name__})"
+            why = refusal_reason(exc) if reason else None
+            if why:
+                results[label] += f": {why}"
             continue
         got = native(got)
         if bitwise_equal(got, expected):
@@ -303,9 +333,45 @@ def cross_check(
     return results
 
 
+def refusal_reason(exc: Exception) -> str | None:
+    """The metadata complaint in a peer's error, without machine paths: for
+    tensorstore the ``Error parsing object member ...`` clause (its list of
+    supported data types cut off); None when the message has no such clause."""
+    m = re.search(r'Error parsing object member "[^"]*": .*?(?= \[tensorstore_spec=|$)', str(exc))
+    if m is None:
+        return None
+    text = m.group(0)
+    cut = text.find("supported data types:")
+    return text if cut < 0 else text[: cut + len("supported data types")]
+
+
 # ---------------------------------------------------------------------------
 # store inspection: V2 or V3, sharded, variable-length
 # ---------------------------------------------------------------------------
+
+
+_TIME_V3_NAMES = {"numpy.datetime64": "M8", "numpy.timedelta64": "m8"}
+
+
+def v3_numpy_dtype(data_type: Any) -> str:
+    """A V3 ``data_type`` as a numpy dtype string: the name for the core types,
+    ``M8[<scale><unit>]`` / ``m8[...]`` for zarr-python's datetime types."""
+    if isinstance(data_type, str):
+        return data_type
+    name = data_type["name"]
+    if name in _TIME_V3_NAMES:
+        config = data_type["configuration"]
+        scale = config["scale_factor"]
+        return f"{_TIME_V3_NAMES[name]}[{'' if scale == 1 else scale}{config['unit']}]"
+    return name
+
+
+def is_time(meta: dict[str, Any]) -> bool:
+    """A datetime64 / timedelta64 array (V3 or V2 document)."""
+    if meta.get("zarr_format") == 3:
+        data_type = meta["data_type"]
+        return isinstance(data_type, dict) and data_type["name"] in _TIME_V3_NAMES
+    return isinstance(meta["dtype"], str) and np.dtype(meta["dtype"]).kind in "mM"
 
 
 def store_format(store: Path) -> int:
@@ -430,10 +496,9 @@ def build_fixture(producer: str, name: str, builder: Builder) -> None:
         doc["node_type"] = "array"
         meta = array_doc(store)
         vlen = vlen_kind(meta)
-        extended = fmt == 2 or vlen is not None or is_sharded(meta)
+        extended = fmt == 2 or vlen is not None or is_sharded(meta) or is_time(meta)
         if fmt == 3:
-            dtype = meta["data_type"]
-            dtype = dtype if isinstance(dtype, str) else dtype["name"]
+            dtype = v3_numpy_dtype(meta["data_type"])
         else:
             dtype = meta["dtype"]
         fill_json = meta["fill_value"]
@@ -474,7 +539,9 @@ def build_fixture(producer: str, name: str, builder: Builder) -> None:
         if vlen is not None:
             doc["expected_values"] = {"kind": vlen, "values": vlen_json(got, vlen)}
         readers = EXTENDED_READERS if extended else READERS
-        doc["cross_checks"] = cross_check(store, got, skip=label, readers=readers)
+        doc["cross_checks"] = cross_check(
+            store, got, skip=label, readers=readers, reason=is_time(meta)
+        )
     doc.update(built.extra)
     write_json(fdir / "fixture.json", doc)
 
@@ -1410,6 +1477,150 @@ def _(store: Path) -> Built:
 
 
 # ---------------------------------------------------------------------------
+# zarr-python datetime64 / timedelta64 fixtures (V3 and V2)
+# ---------------------------------------------------------------------------
+# zarr-python 3.4.2 writes V3 data_type {"name": "numpy.datetime64" |
+# "numpy.timedelta64", "configuration": {"unit", "scale_factor"}} and the fill
+# as the raw int64 (NaT = -2**63, the default); V2 keeps numpy's "<M8[ns]".
+# Neither tensorstore nor the zarrs pipeline has these types (their refusals
+# are the cross_checks; zarrs_refuses_time_dtypes checks the write side too).
+
+
+def time_fill(dtype: str, count: int) -> np.generic:
+    """The scalar of ``dtype`` that is ``count`` units (JSON fill ``count``)."""
+    return np.array(count, dtype=np.int64).view(np.dtype(dtype).newbyteorder("="))[()]
+
+
+def zarrs_refuses_time_dtypes() -> None:
+    """The zarrs pipeline (strict) must refuse to write datetime/timedelta arrays,
+    V3 and V2, or the README's claim and the missing zarrs fixtures are wrong."""
+    import tempfile
+
+    for zarr_format, dtype in ((3, "M8[ns]"), (3, "m8[ms]"), (2, "<M8[ns]"), (2, ">m8[us]")):
+        with tempfile.TemporaryDirectory() as tmp, zarr.config.set(ZARRS_CONFIG):
+            try:
+                arr = zarr.create_array(
+                    f"{tmp}/t.zarr", shape=(2,), dtype=dtype, chunks=(2,), zarr_format=zarr_format
+                )
+                arr[...] = np.array([1, _NAT], dtype=np.int64).view(np.dtype(dtype))
+            except Exception as exc:  # the expected outcome: recorded below
+                check("Unsupported" in type(exc).__name__, f"zarrs {dtype} V{zarr_format}: {exc!r}")
+            else:
+                check(False, f"the zarrs pipeline wrote {dtype} (V{zarr_format}): add zarrs fixtures")
+
+
+_NAT_TEXT = "the data holds NaT (-2**63), -2**63+1, 2**63-1, 0, -1 and random int64 counts"
+
+
+@fixture("zarr-python", "datetime64_ns_nat_fill")
+def _(store: Path) -> Built:
+    data = random_data("M8[ns]", (9, 8), rng_for("zp-datetime64-ns"))
+    region = np.s_[0:6, 0:5]
+    zp_array(store, data, chunks=(4, 3), region=region)
+    intended = with_fill((9, 8), "M8[ns]", _NAT)
+    intended[region] = data[region]
+    return Built(
+        intended,
+        "data_type numpy.datetime64 {unit \"ns\", scale_factor 1}, shape (9, 8), chunks (4, 3), "
+        "default fill_value -9223372036854775808 (NaT), bytes little + zstd; only [0:6, 0:5] "
+        "written: stored chunks in the second chunk row/column hold NaT fill around the "
+        f"data, the third chunk row and column are absent; {_NAT_TEXT}",
+    )
+
+
+@fixture("zarr-python", "datetime64_D_fill")
+def _(store: Path) -> Built:
+    data = random_data("M8[D]", (7, 6), rng_for("zp-datetime64-D"))
+    fill = 10957  # 2000-01-01
+    region = np.s_[0:5, 0:4]
+    zp_array(store, data, chunks=(3, 4), fill_value=time_fill("M8[D]", fill), region=region)
+    check(read_json(store / "zarr.json")["fill_value"] == fill, "datetime64_D_fill fill json")
+    intended = with_fill((7, 6), "M8[D]", fill)
+    intended[region] = data[region]
+    return Built(
+        intended,
+        "data_type numpy.datetime64 {unit \"D\", scale_factor 1}, shape (7, 6), chunks (3, 4), "
+        "explicit fill_value 10957 (2000-01-01), bytes little + zstd; only [0:5, 0:4] written: "
+        "chunk c/1/0 holds fill in its last row, the third chunk row and the second chunk "
+        "column are absent; "
+        f"{_NAT_TEXT}",
+    )
+
+
+@fixture("zarr-python", "datetime64_10s_big_endian")
+def _(store: Path) -> Built:
+    data = random_data("M8[10s]", (6, 5), rng_for("zp-datetime64-10s"))
+    zp_array(
+        store, data, chunks=(4, 4), serializer=zc.BytesCodec(endian="big"), compressors=None
+    )
+    return Built(
+        data,
+        "data_type numpy.datetime64 {unit \"s\", scale_factor 10} (numpy datetime64[10s]), "
+        "shape (6, 5), chunks (4, 4), default fill NaT, bytes endian big and no compressor "
+        f"(chunks are the raw big-endian int64 counts); every chunk written; {_NAT_TEXT}",
+    )
+
+
+@fixture("zarr-python", "timedelta64_ms_sharded")
+def _(store: Path) -> Built:
+    data = random_data("m8[ms]", (10, 9), rng_for("zp-timedelta64-ms"))
+    fill = -1500
+    zp_array(
+        store, data, chunks=(2, 3), shards=(4, 6), fill_value=time_fill("m8[ms]", fill),
+        compressors=[zc.ZstdCodec(level=3)], region=np.s_[0:3, 0:4],
+    )  # fmt: skip
+    arr = zarr.open_array(str(store), mode="r+")
+    arr[8:10, 6:9] = data[8:10, 6:9]
+    check(read_json(store / "zarr.json")["fill_value"] == fill, "timedelta64_ms_sharded fill json")
+    intended = with_fill((10, 9), "m8[ms]", fill)
+    intended[0:3, 0:4] = data[0:3, 0:4]
+    intended[8:10, 6:9] = data[8:10, 6:9]
+    return Built(
+        intended,
+        "data_type numpy.timedelta64 {unit \"ms\", scale_factor 1}, shape (10, 9), shards "
+        "(4, 6), inner chunks (2, 3), explicit fill_value -1500, inner bytes little + zstd "
+        "level 3, index at the end; [0:3, 0:4] and [8:10, 6:9] written: shard c/0/0 holds 4 "
+        "of its 4 inner chunks (partly fill), the edge shard c/2/1 one, the rest is absent; "
+        f"{_NAT_TEXT}",
+    )
+
+
+@fixture("zarr-python", "v2_datetime64_ns")
+def _(store: Path) -> Built:
+    data = random_data("<M8[ns]", (7, 6), rng_for("zp-v2-datetime64-ns"))
+    region = np.s_[0:5, 0:6]
+    zp_array(store, data, chunks=(4, 4), zarr_format=2, region=region)
+    intended = with_fill((7, 6), "<M8[ns]", _NAT)
+    intended[region] = data[region]
+    return Built(
+        intended,
+        "V2 dtype '<M8[ns]', shape (7, 6), chunks (4, 4), default fill_value "
+        "-9223372036854775808 (NaT), compressor zstd (zarr-python's default); only [0:5, 0:6] "
+        f"written: the second chunk row holds NaT fill below the data; {_NAT_TEXT}",
+    )
+
+
+@fixture("zarr-python", "v2_timedelta64_us_big_endian")
+def _(store: Path) -> Built:
+    data = random_data(">m8[us]", (9,), rng_for("zp-v2-timedelta64-us"))
+    fill = 250
+    zp_array(
+        store, data, chunks=(4,), zarr_format=2, compressors=None,
+        fill_value=time_fill(">m8[us]", fill), region=np.s_[0:6],
+    )  # fmt: skip
+    check(read_json(store / ".zarray")["fill_value"] == fill, "v2_timedelta64 fill json")
+    intended = native(with_fill((9,), ">m8[us]", fill))
+    intended[0:6] = data[0:6]
+    return Built(
+        intended,
+        "V2 dtype '>m8[us]' (big-endian timedelta64), shape (9,), chunks (4,), compressor "
+        "null (chunks are the raw big-endian int64 counts), explicit fill_value 250; [0:6] "
+        "written: chunk 1 holds two fill elements, chunk 2 is absent; expected.npy is "
+        f"native-endian; {_NAT_TEXT}",
+    )
+
+
+# ---------------------------------------------------------------------------
 # tensorstore V2 (driver "zarr") and sharded V3 fixtures
 # ---------------------------------------------------------------------------
 
@@ -1917,6 +2128,7 @@ def main() -> None:
     except importlib.metadata.PackageNotFoundError:
         zarrs_version = "not installed"
     check(zarrs_version == ZARRS_VERSION, f"zarrs {zarrs_version} != {ZARRS_VERSION}")
+    zarrs_refuses_time_dtypes()
     for producer in PRODUCER_DIRS:
         shutil.rmtree(ROOT / producer, ignore_errors=True)
     with gzip_mtime_zero():

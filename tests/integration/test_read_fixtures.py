@@ -8,7 +8,10 @@ zeros included), the same dtype, and the shape, chunks, attributes and fill
 value that ``zarr.json`` (V3) or ``.zarray``/``.zattrs`` (V2) records. For
 variable-length fixtures (strings, bytes) the exact values are
 ``fixture.json["expected_values"]``; sharded fixtures are also read one inner
-chunk at a time.
+chunk at a time. datetime64 / timedelta64 data (zarr-python's
+``numpy.datetime64`` / ``numpy.timedelta64`` V3 types, V2 ``<M8[ns]`` etc.) is
+compared as int64, so NaT must read back as NaT, and the fill value as the
+int64 count the JSON records.
 
 No peer implementation is imported: the stored files are the whole reference.
 These tests only read: a missing fixture or expected file is a failure, never a
@@ -67,6 +70,8 @@ _CORE_DTYPES = {
         "float16", "float32", "float64", "complex64", "complex128",
     )
 }  # fmt: skip
+# zarr-python's V3 names for numpy's datetime types (configuration: unit, scale_factor)
+_TIME_TYPES = {"numpy.datetime64": "M8", "numpy.timedelta64": "m8"}
 
 
 # -- helpers ---------------------------------------------------------------
@@ -157,13 +162,22 @@ def _numpy_dtype(meta: dict[str, Any]) -> np.dtype:
         return np.dtype(meta["dtype"]).newbyteorder("=")
     data_type = meta["data_type"]
     name = data_type["name"] if isinstance(data_type, dict) else data_type
+    if name in _TIME_TYPES:
+        config = data_type["configuration"]
+        assert set(config) == {"unit", "scale_factor"}, f"{name} configuration {config!r}"
+        scale = config["scale_factor"]
+        assert isinstance(scale, int) and scale >= 1, f"{name} scale_factor {scale!r}"
+        return np.dtype(f"{_TIME_TYPES[name]}[{'' if scale == 1 else scale}{config['unit']}]")
     assert name in _CORE_DTYPES, f"fixture uses a data type this test does not map: {name!r}"
     return _CORE_DTYPES[name]
 
 
 def _bits(a: np.ndarray) -> np.ndarray:
-    """Floats and complex as unsigned ints of the lane width; others unchanged."""
+    """Floats and complex as unsigned ints of the lane width, datetime64 /
+    timedelta64 as int64 (NaT is -2**63 and equals itself); others unchanged."""
     a = np.array(a, order="C").reshape(-1)
+    if a.dtype.kind in "mM":
+        return a.astype(a.dtype.newbyteorder("=")).view(np.int64)
     if a.dtype.kind == "f":
         return a.view(_UINT_OF_SIZE[a.dtype.itemsize])
     if a.dtype.kind == "c":
@@ -317,6 +331,15 @@ def test_array_fixture_fill_value(fixture_json: Path | None) -> None:
         assert arr.metadata.fill_value is None, f"V2 fill_value null read as {arr.metadata.fill_value!r}"
         return
     dtype = _numpy_dtype(meta)
+    if dtype.kind in "mM":
+        # a numpy datetime64 / timedelta64 scalar of the array's unit, whose int64
+        # count is the JSON fill (NaT: -2**63)
+        want = np.datetime64 if dtype.kind == "M" else np.timedelta64
+        fill = arr.fill_value
+        assert isinstance(fill, want), f"fill_value {fill!r} is {type(fill).__name__}, not {want.__name__}"
+        assert np.dtype(fill.dtype).newbyteorder("=") == dtype, f"fill_value {fill!r} has dtype {fill.dtype}"
+        count = int(np.asarray(fill).astype(dtype).view(np.int64))
+        assert count == check["json"], f"fill_value {fill!r} is {count} units, the JSON says {check['json']}"
     got = _fill_bytes(arr.fill_value, dtype)
     assert got == check["raw_le_hex"], (
         f"fill_value {arr.fill_value!r} has bytes {got}, {check['json']!r} "

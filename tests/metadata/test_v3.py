@@ -231,6 +231,9 @@ def test_fixture_fill_value_bit_for_bit(folder, check):
         assert (fill if isinstance(fill, str) else bytes(fill).hex()) == check["value"]
         assert ArrayMetadataV3.from_bytes(meta.to_bytes()).fill_value == fill
         return
+    if dtype.kind in "mM":  # datetime64 / timedelta64: a numpy scalar whose int64 count is the JSON
+        assert isinstance(meta.fill_value, np.datetime64 if dtype.kind == "M" else np.timedelta64)
+        assert np.asarray(meta.fill_value).astype(dtype).view(np.int64) == check["json"]
     raw = np.asarray(meta.fill_value, dtype=dtype).astype(dtype.newbyteorder("<")).tobytes() \
         if dtype.kind != "V" else bytes(meta.fill_value)
     assert raw.hex() == check["raw_le_hex"]
