@@ -53,7 +53,7 @@ TABLE = {
     "bool": ({"dtype": "|b1", "fill_value": False}, "bool", [NO_ENDIAN]),
     "complex64 big": ({"dtype": ">c8", "fill_value": [0, 0]}, "complex64", [BE]),
     "float16": ({"dtype": "<f2"}, "float16", [LE]),
-    "V3 -> r24": ({"dtype": "|V3", "fill_value": "AAAA"}, "r24", [NO_ENDIAN]),
+    "V3 -> raw_bytes": ({"dtype": "|V3", "fill_value": "AAAA"}, "raw_bytes", [NO_ENDIAN]),
     "zstd": ({"compressor": {"id": "zstd", "level": 3}}, "int32",
              [LE, {"name": "zstd", "configuration": {"level": 3, "checksum": False}}]),
     "zstd with checksum": ({"compressor": {"id": "zstd", "level": 1, "checksum": True}}, "int32",
@@ -371,7 +371,7 @@ V3_CHAINS = [
     ([{"name": "vlen-utf8", "configuration": {}}, ZSTD0], "string", ""),
     ([{"name": "vlen-utf8", "configuration": {}}, blosc("bitshuffle", 1)], "string", "x"),
     ([{"name": "vlen-bytes", "configuration": {}}, {"name": "gzip", "configuration": {"level": 5}}], "variable_length_bytes", b"ab"),
-    ([NO_ENDIAN, {"name": "crc32c"}], "r16", b"\x01\x02"),
+    ([NO_ENDIAN, {"name": "crc32c"}], {"name": "raw_bytes", "configuration": {"length_bytes": 2}}, b"\x01\x02"),
     ([NO_ENDIAN], "bool", True),
 ]
 

@@ -72,7 +72,21 @@ def test_raw_bits_types(name, nbytes):
     assert dt.to_json() == name
     assert dt.itemsize == nbytes
     assert dt.numpy == np.dtype(f"V{nbytes}")
-    assert DataType.from_numpy(np.dtype(f"V{nbytes}")) == dt
+    # numpy V<n> becomes zarr-python's raw_bytes (zarr-python reads no r<bits>): the same bytes.
+    made = DataType.from_numpy(np.dtype(f"V{nbytes}"))
+    assert made.numpy == dt.numpy
+    assert made.to_json() == {"name": "raw_bytes", "configuration": {"length_bytes": nbytes}}
+    assert DataType.from_json(made.to_json()) == made
+
+
+def test_raw_bytes_configuration_and_fill():
+    dt = DataType.from_json({"name": "raw_bytes", "configuration": {"length_bytes": 3}})
+    assert dt.numpy == np.dtype("V3")
+    assert dt.fill_to_json(b"\x01\x02\x03") == "AQID"  # base64, as zarr-python writes
+    assert dt.fill_from_json("AQID") == b"\x01\x02\x03" and dt.fill_from_json([1, 2, 3]) == b"\x01\x02\x03"
+    for config in (None, {}, {"length_bytes": 0}, {"length_bytes": True}, {"length_bytes": 2, "x": 1}):
+        with pytest.raises(MetadataError, match="raw_bytes"):
+            DataType.from_json({"name": "raw_bytes", "configuration": config} if config is not None else "raw_bytes")
 
 
 @pytest.mark.parametrize("name", ["r0", "r7", "r12", "r"])
@@ -541,3 +555,28 @@ def test_unknown_data_type_and_unsupported_configuration_are_told_apart():
         assert "numpy.datetime64" in str(info.value)  # the known names are listed
     with pytest.raises(MetadataError, match=r"data type 'int32' with configuration \{'a': 1\} is not supported"):
         DataType.from_json({"name": "int32", "configuration": {"a": 1}})
+
+
+def test_raw_bytes_with_zarr_python_both_ways(tmp_path):
+    import warnings
+
+    import zarrpy
+
+    zarr = pytest.importorskip("zarr")
+    values = np.frombuffer(bytes(range(24)), dtype="V3")
+    fill = np.frombuffer(b"\x07\x08\x09", dtype="V3")[0]
+    for fmt in (2, 3):
+        ours = str(tmp_path / f"ours{fmt}.zarr")
+        a = zarrpy.create_array(ours, shape=(8,), dtype="V3", chunks=(3,), fill_value=fill, zarr_format=fmt)
+        a[...] = values
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            z = zarr.open_array(ours, mode="r")
+            assert z.dtype == np.dtype("V3") and z[...].tobytes() == values.tobytes()
+            assert bytes(z.fill_value) == b"\x07\x08\x09"
+            theirs = str(tmp_path / f"theirs{fmt}.zarr")
+            w = zarr.create_array(theirs, shape=(8,), dtype="V3", chunks=(3,), fill_value=fill, zarr_format=fmt)
+            w[...] = values
+        b = zarrpy.open_array(theirs)
+        assert b.dtype == np.dtype("V3") and b[...].tobytes() == values.tobytes()
+        assert bytes(b.fill_value) == b"\x07\x08\x09"

@@ -60,6 +60,9 @@ BYTES_DTYPE = np.dtype(object)
 _TIME: dict[str, str] = {"numpy.datetime64": "datetime64", "numpy.timedelta64": "timedelta64"}
 _TIME_UNITS = ("Y", "M", "W", "D", "h", "m", "s", "ms", "us", "ns", "ps", "fs", "as", "generic")
 _TIME_NAMES = {"M": "numpy.datetime64", "m": "numpy.timedelta64"}
+RAW_BYTES = "raw_bytes"
+"""zarr-python's name for fixed-size raw bytes (numpy ``V<n>``); the core
+spec's ``r<bits>`` names read as the same type and are kept when read."""
 NAT = np.iinfo(np.int64).min
 """The int64 count numpy stores for NaT (zarr-python's fill-value JSON for it)."""
 
@@ -96,6 +99,8 @@ class DataType:
                 return cls._fixed_length(name, config)
             if name in _TIME:
                 return cls._time(name, config)
+            if name == RAW_BYTES:
+                return cls._raw_bytes(config)
             if config not in (None, {}) and isinstance(name, str) and cls._knows(name):
                 raise MetadataError(
                     f"data_type: data type {name!r} with configuration {config!r} is not supported "
@@ -107,6 +112,8 @@ class DataType:
             raise MetadataError(f"data_type: expected a name string, got {obj!r}")
         if name in _TIME:
             return cls._time(name, None)
+        if name == RAW_BYTES:
+            return cls._raw_bytes(None)
         if name in _CORE:
             return cls(name, np.dtype(_CORE[name]))
         if name in _VARIABLE:
@@ -118,14 +125,15 @@ class DataType:
             return cls(name, np.dtype(f"V{bits // 8}"))
         raise MetadataError(
             f"data_type: unknown data type {name!r}; known: "
-            f"{', '.join(sorted(_CORE) + sorted(_VARIABLE) + sorted(_TIME) + list(_FIXED_LENGTH))}, r<bits>"
+            f"{', '.join(sorted(_CORE) + sorted(_VARIABLE) + sorted(_TIME) + list(_FIXED_LENGTH))}, "
+            f"{RAW_BYTES}, r<bits>"
         )
 
     @staticmethod
     def _knows(name: str) -> bool:
         """True for a data type name zarrpy knows (whatever its configuration)."""
         raw = name.startswith("r") and name[1:].isdigit()
-        return name in _CORE or name in _VARIABLE or name in _TIME or name in _FIXED_LENGTH or raw
+        return name in _CORE or name in _VARIABLE or name in _TIME or name in _FIXED_LENGTH or name == RAW_BYTES or raw
 
     @classmethod
     def _fixed_length(cls, name: str, config: Any) -> DataType:
@@ -138,6 +146,18 @@ class DataType:
                 f"multiple of {unit}, got {config!r}"
             )
         return cls(name, np.dtype(f"S{n}" if unit == 1 else f"U{n // 4}"))
+
+    @classmethod
+    def _raw_bytes(cls, config: Any) -> DataType:
+        """zarr-python's ``raw_bytes`` (numpy ``V<n>``): ``{"length_bytes": n}``."""
+        n = config.get("length_bytes") if isinstance(config, dict) else None
+        if not isinstance(config, dict) or set(config) != {"length_bytes"} or isinstance(n, bool) \
+                or not isinstance(n, int) or n < 1:
+            raise MetadataError(
+                f"data_type: {RAW_BYTES!r} needs configuration {{\"length_bytes\": n}} with n a positive "
+                f"integer, got {config!r}"
+            )
+        return cls(RAW_BYTES, np.dtype(f"V{n}"))
 
     @classmethod
     def _time(cls, name: str, config: Any) -> DataType:
@@ -182,7 +202,7 @@ class DataType:
                 "or dtype=bytes for variable-length bytes"
             )
         if dt.kind == "V" and dt.fields is None and dt.subdtype is None:
-            return cls(f"r{dt.itemsize * 8}", np.dtype(f"V{dt.itemsize}"))
+            return cls(RAW_BYTES, np.dtype(f"V{dt.itemsize}"))  # zarr-python's name (it reads no r<bits>)
         if dt.kind in _TIME_NAMES:
             return cls(_TIME_NAMES[dt.kind], dt.newbyteorder("="))
         native = dt.newbyteorder("=") if dt.byteorder not in ("=", "|") else dt
@@ -194,6 +214,8 @@ class DataType:
     def to_json(self) -> str | dict[str, Any]:
         if self.name in _FIXED_LENGTH:
             return {"name": self.name, "configuration": {"length_bytes": self.numpy.itemsize}}
+        if self.name == RAW_BYTES:
+            return {"name": RAW_BYTES, "configuration": {"length_bytes": self.numpy.itemsize}}
         if self.name in _TIME:
             unit, scale = np.datetime_data(self.numpy)
             return {"name": self.name, "configuration": {"unit": unit, "scale_factor": int(scale)}}
@@ -279,8 +301,9 @@ class DataType:
         if kind == "U":
             return str(self.coerce_fill(value))
         if kind == "V":
-            raw = value if isinstance(value, (bytes, bytearray)) else np.asarray(value).tobytes()
-            return list(bytes(raw))
+            raw = bytes(self.coerce_fill(value))
+            # raw_bytes: base64, as zarr-python writes; r<bits>: byte values, as the core spec.
+            return base64.b64encode(raw).decode("ascii") if self.name == RAW_BYTES else list(raw)
         scalar = self.coerce_fill(value)
         if kind == "b":
             return bool(scalar)

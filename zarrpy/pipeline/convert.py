@@ -102,7 +102,7 @@ def v2_data_type(meta: ArrayMetadataV2) -> DataType:
             f"dtype: structured dtype {meta.dtype!r} has no zarrpy data type yet (zarr-python: struct)"
         )
     if dt.kind == "V":
-        return DataType.from_json(f"r{dt.itemsize * 8}")
+        return DataType.from_numpy(np.dtype(f"V{dt.itemsize}"))
     return DataType.from_numpy(dt)
 
 
