@@ -410,7 +410,7 @@ class CodecContract:
             reader = CountingReader(encoded)
             got = bound.partial_decoder(reader).decode_selection(sel)
             assert_same(got, bound.decode(encoded).select(sel))
-            if expected:
+            if expected and spec.size > 1:  # a one-element chunk has nothing smaller to read
                 assert 0 < reader.nbytes < len(encoded), f"{codec!r} read {reader.nbytes} of {len(encoded)} bytes"
             else:
                 assert reader.nbytes >= len(encoded)

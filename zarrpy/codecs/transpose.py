@@ -20,6 +20,7 @@ from ..core.array_bytes import ArrayBytes
 from ..errors import CodecError
 from ._config import check_keys
 from .abc import ArrayToArrayCodec, ChunkSpec
+from .partial import PARTIAL, ArrayPartialDecoder, ChunkSelection, CodecCapabilities
 
 
 class TransposeCodec(ArrayToArrayCodec):
@@ -57,6 +58,27 @@ class TransposeCodec(ArrayToArrayCodec):
 
     def decode(self, chunk: ArrayBytes, spec: ChunkSpec) -> ArrayBytes:
         return _permute(chunk, tuple(int(i) for i in np.argsort(self.order)))
+
+    @property
+    def capabilities(self) -> CodecCapabilities:
+        return PARTIAL
+
+    def partial_decoder(self, input: ArrayPartialDecoder, spec: ChunkSpec) -> ArrayPartialDecoder:
+        """A selection of the decoded chunk is the same selection, permuted,
+        of the encoded one: ask the decoder below for that, then permute back."""
+        return _TransposedDecoder(input, self.order)
+
+
+class _TransposedDecoder(ArrayPartialDecoder):
+    __slots__ = ("input", "order", "inverse")
+
+    def __init__(self, input: ArrayPartialDecoder, order: tuple[int, ...]):
+        self.input, self.order = input, order
+        self.inverse = tuple(int(i) for i in np.argsort(order))
+
+    def decode_selections(self, selections: Sequence[ChunkSelection]) -> list[ArrayBytes | None]:
+        encoded = [tuple(selection[i] for i in self.order) for selection in selections]
+        return [None if part is None else _permute(part, self.inverse) for part in self.input.decode_selections(encoded)]
 
 
 def _permute(chunk: ArrayBytes, order: tuple[int, ...]) -> ArrayBytes:
