@@ -15,7 +15,6 @@ import numpy as np
 import pytest
 
 import zarrpy
-from zarrpy.stores.local import LocalStore
 from zarrpy.stores.memory import MemoryStore
 
 RAW = {"serializer": {"name": "bytes", "configuration": {"endian": "little"}}, "compressors": None}

@@ -22,7 +22,6 @@ import itertools
 import struct
 import threading
 from collections import Counter
-from typing import Any
 
 import google_crc32c
 import numpy as np

@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import numcodecs
 import numpy as np
-import pytest
 from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
 
