@@ -116,18 +116,30 @@ def test_resolve_checks_the_data_type():
     for codec in CLASSES.values():
         with pytest.raises(CodecError, match=f"{codec.name}.*fixed-size"):
             codec().resolve(uint8)
-    with pytest.raises(CodecError, match="vlen-utf8.*variable_length_bytes"):
-        VlenUtf8Codec().resolve(raw)
-    with pytest.raises(CodecError, match="vlen-bytes.*string"):
-        VlenBytesCodec().resolve(string)
+    # One layout: zarrs writes either name on either variable type, and both read it.
+    assert VlenUtf8Codec().resolve(raw) == raw and VlenBytesCodec().resolve(string) == string
     for alias in ("bytes", "binary"):
         spec = ChunkSpec((1,), DataType.from_json(alias), b"")
         assert VlenBytesCodec().resolve(spec) == spec
 
 
-def test_chain_binding_picks_the_codec_for_the_type():
+def test_either_name_reads_the_other_type():
+    """zarrs writes ``vlen-utf8`` on bytes data and ``vlen-bytes`` on strings: the same bytes."""
+    strings = np.array(["a", "", "ßü"], dtype=np.dtypes.StringDType())
+    raw = np.array([b"\x00\xff", b"", b"x"], dtype=object)
+    for name in ("vlen-utf8", "vlen-bytes"):
+        bound = CodecChain.from_json([{"name": name, "configuration": {}}]).bind(ChunkSpec((3,), BYTES, b""))
+        other = CodecChain.from_json([{"name": "vlen-bytes", "configuration": {}}]).bind(ChunkSpec((3,), BYTES, b""))
+        encoded = bound.encode(ArrayBytes.from_elements(raw))
+        assert encoded == other.encode(ArrayBytes.from_elements(raw))
+        assert bound.decode(encoded).to_bytes_objects().tolist() == raw.tolist()
+        bound = CodecChain.from_json([{"name": name, "configuration": {}}]).bind(ChunkSpec((3,), STRING, ""))
+        encoded = bound.encode(ArrayBytes.from_elements(strings))
+        assert bound.decode(encoded).to_strings().tolist() == strings.tolist()
     with pytest.raises(CodecError, match="vlen-utf8"):
-        CodecChain.from_json([{"name": "vlen-utf8", "configuration": {}}]).bind(ChunkSpec((2,), BYTES, b""))
+        CodecChain.from_json([{"name": "vlen-utf8", "configuration": {}}]).bind(
+            ChunkSpec((2,), DataType.from_json("uint8"), 0)
+        )
 
 
 # -- byte layout ---------------------------------------------------------

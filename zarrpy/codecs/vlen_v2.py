@@ -158,21 +158,22 @@ class InterleavedVlenCodec(ArrayToBytesCodec):
 
 
 class VlenUtf8Codec(InterleavedVlenCodec):
-    """zarr-python's ``vlen-utf8``: UTF-8 strings, interleaved."""
+    """zarr-python's ``vlen-utf8``: UTF-8 strings, interleaved. The layout is
+    ``vlen-bytes``'s, so it also reads (and writes) bytes data, as zarrs
+    writes it under either name."""
 
     name = "vlen-utf8"
     v2_id = "vlen-utf8"
     __slots__ = ()
-    _accepts = ("string",)
 
 
 class VlenBytesCodec(InterleavedVlenCodec):
-    """zarr-python's ``vlen-bytes``: raw bytes, interleaved."""
+    """zarr-python's ``vlen-bytes``: raw bytes, interleaved; like
+    ``vlen-utf8``, it takes either variable-length type (one layout)."""
 
     name = "vlen-bytes"
     v2_id = "vlen-bytes"
     __slots__ = ()
-    _accepts = ("bytes",)
 
 
 class VlenV2Codec(InterleavedVlenCodec):
