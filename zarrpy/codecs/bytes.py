@@ -90,10 +90,7 @@ class BytesCodec(ArrayToBytesCodec):
                 f"of {spec.dtype.name}, got {len(data)}"
             )
         stored = self._stored_dtype(native)
-        arr = np.frombuffer(data, dtype=stored).reshape(spec.shape)
-        if stored.byteorder not in ("=", "|") and stored.byteorder != _NATIVE:
-            arr = arr.astype(native)
-        return ArrayBytes.from_array(arr)
+        return ArrayBytes.from_array(_native(np.frombuffer(data, dtype=stored).reshape(spec.shape), native))
 
 
     @property

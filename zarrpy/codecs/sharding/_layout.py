@@ -19,7 +19,7 @@ from ...core.array_bytes import ArrayBytes
 from ...errors import ChunkDecodeError, CodecError
 from ..abc import ChunkSpec
 from ..chain import BoundChain
-from ..fill import fill_variable, fixed_fill, rows_equal_fill, variable_fill, variable_is_fill
+from ..fill import fill_chunk, fixed_fill, rows_equal_fill, variable_fill, variable_is_fill
 from .index import NAME, ShardIndex
 
 
@@ -133,10 +133,7 @@ class ShardLayout:
 
     def fill_chunk(self) -> ArrayBytes:
         """An inner chunk of fill values."""
-        shape = self.inner_spec.shape
-        if self.is_variable:
-            return fill_variable(self.fill_bytes, shape)
-        return ArrayBytes.from_array(np.broadcast_to(self.fill, shape).copy())
+        return fill_chunk(self.inner_spec)
 
     def assemble(self, inner_chunks: dict[int, ArrayBytes]) -> ArrayBytes:
         """The whole shard from decoded inner chunks (missing ones are fill)."""

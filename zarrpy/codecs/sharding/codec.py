@@ -284,7 +284,7 @@ class ShardingCodec(ArrayToBytesCodec):
                 if source.dtype != layout.fill.dtype:
                     source = source.astype(layout.fill.dtype)
             else:
-                source = _object_array(block)
+                source = block.to_bytes_objects()
             for proj in indexer:
                 pos = layout.position(proj.chunk_coords)
                 part = source[proj.out_selection]
@@ -341,12 +341,6 @@ def _decode_stored(layout: ShardLayout, index: ShardIndex, data: bytes) -> dict[
     return out
 
 
-def _object_array(chunk: ArrayBytes) -> np.ndarray:
-    out = np.empty(chunk.size, dtype=object)
-    out[:] = chunk.to_bytes_list()
-    return out.reshape(chunk.shape)
-
-
 def _as_chunk(part: np.ndarray, shape: tuple[int, ...]) -> ArrayBytes:
     if part.dtype == object:
         return ArrayBytes.from_bytes_list(part.reshape(-1).tolist(), shape)
@@ -356,7 +350,7 @@ def _as_chunk(part: np.ndarray, shape: tuple[int, ...]) -> ArrayBytes:
 def _merge(base: ArrayBytes, chunk_selection: tuple[Any, ...], part: np.ndarray) -> ArrayBytes:
     """``base`` with ``part`` written at ``chunk_selection``."""
     if part.dtype == object:
-        merged = _object_array(base)
+        merged = np.array(base.to_bytes_objects(), copy=True)
         merged[chunk_selection] = part
         return ArrayBytes.from_bytes_list(merged.reshape(-1).tolist(), base.shape)
     merged = np.array(base.array, copy=True)
