@@ -24,6 +24,8 @@ PUBLIC = [
     "ChecksumError",
     "ChunkDecodeError",
     "CodecError",
+    "DataType",
+    "DataTypeFamily",
     "Group",
     "InvalidKeyError",
     "MetadataError",
@@ -54,11 +56,12 @@ PUBLIC = [
     "open_consolidated",
     "open_group",
     "register_codec",
+    "register_data_type",
     "zeros",
     "zeros_like",
 ]
 
-CLASSES = {"Array", "Group", "RaggedArray"}
+CLASSES = {"Array", "DataType", "DataTypeFamily", "Group", "RaggedArray"}
 ERRORS = {name for name in PUBLIC if name.endswith("Error")}
 
 # Names the subpackages export today; more may be added, none may go.

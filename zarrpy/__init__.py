@@ -25,6 +25,7 @@ from .api._convenience import (
     zeros_like,
 )
 from .codecs.registry import register_codec
+from .core.dtypes import DataType, DataTypeFamily, register_data_type
 from .errors import (
     BoundsCheckError,
     ChecksumError,
@@ -52,6 +53,8 @@ __all__ = [
     "ChecksumError",
     "ChunkDecodeError",
     "CodecError",
+    "DataType",
+    "DataTypeFamily",
     "Group",
     "InvalidKeyError",
     "MetadataError",
@@ -82,6 +85,7 @@ __all__ = [
     "open_consolidated",
     "open_group",
     "register_codec",
+    "register_data_type",
     "zeros",
     "zeros_like",
 ]

@@ -14,7 +14,9 @@ from typing import Any
 
 import numpy as np
 
+from ..core.dtypes import DataType
 from ..core.dtypes import parse_int as _parse_int
+from ..core.dtypes.registry import family_for_numpy, family_for_v2_name
 from ..errors import MetadataError
 from ._parse import parse_shape
 
@@ -40,6 +42,12 @@ def parse_dtype_v2(value: Any, field_name: str = "dtype") -> np.dtype:
 
 def _parse_typestr(s: str, field_name: str) -> np.dtype:
     m = _TYPESTR.match(s)
+    family = family_for_v2_name(s) if m is None else None
+    if family is not None:  # a data type's own V2 name, e.g. tensorstore's "bfloat16"
+        try:
+            return family.dtype_from_v2(s)
+        except MetadataError as exc:
+            raise MetadataError(f"{field_name}: {exc}") from None
     if m is None:
         raise MetadataError(
             f"{field_name}: {s!r} is not a V2 dtype string: expected a byte order ('<', '>' or '|'), "
@@ -114,10 +122,29 @@ def dtype_to_json_v2(dtype: np.dtype) -> str | list[Any]:
         return out
     if dtype.kind == "O":
         return "|O"
+    plugin = _plugin_dtype(dtype)  # a dtype numpy does not define (ml_dtypes): its family names it
+    if plugin is not None:
+        own = plugin.to_v2()
+        if own is None:
+            raise MetadataError(f"dtype: data type {dtype.name!r} has no Zarr V2 form")
+        return own
     return dtype.str
 
 
 # -- fill values ---------------------------------------------------------------
+
+
+def _plugin_dtype(dtype: np.dtype) -> DataType | None:
+    """The data type of a dtype numpy does not define (ml_dtypes' bfloat16, ...), or None.
+
+    Such types write the same fill-value JSON in V2 as in V3 (tensorstore does).
+    """
+    if type(dtype).__module__ == "numpy.dtypes":
+        return None
+    found = family_for_numpy(dtype)
+    if found is None:
+        raise MetadataError(f"dtype: numpy dtype {dtype.name!r} has no Zarr data type")
+    return DataType(found[1], dtype, found[0].is_variable, found[0])
 
 
 def parse_fill_value_v2(value: Any, dtype: np.dtype, object_codec: str | None = None) -> Any:
@@ -129,6 +156,8 @@ def parse_fill_value_v2(value: Any, dtype: np.dtype, object_codec: str | None = 
     arrays: ``""``/``b""``, and None for vlen-array).
     """
     kind = dtype.kind
+    if value is not None and _plugin_dtype(dtype) is not None:
+        return _plugin_dtype(dtype).fill_from_json(value)  # type: ignore[union-attr]
     try:
         if kind == "O":
             return _parse_object_fill(value, object_codec)
@@ -182,6 +211,9 @@ def encode_fill_value_v2(value: Any, dtype: np.dtype, object_codec: str | None =
     ``value`` does not fit ``dtype``.
     """
     kind = dtype.kind
+    plugin = _plugin_dtype(dtype)
+    if value is not None and plugin is not None:
+        return plugin.fill_to_json(value)
     if kind == "O":
         if object_codec == "vlen-utf8":
             if not isinstance(value, str):

@@ -68,6 +68,7 @@ from ..codecs.abc import ArrayToArrayCodec, ArrayToBytesCodec, BytesToBytesCodec
 from ..codecs.chain import CodecChain
 from ..codecs.registry import codec_class_for_v2_id, codec_from_json
 from ..core.dtypes import DataType
+from ..core.dtypes.registry import family_for_v2_name
 from ..errors import CodecError, MetadataError
 from ..metadata.v2 import OBJECT_CODEC_IDS, ArrayMetadataV2, dtype_to_json_v2, find_object_codec
 from ..metadata.v3 import ArrayMetadataV3, ChunkKeyEncodingSpec
@@ -94,6 +95,9 @@ def v2_data_type(meta: ArrayMetadataV2) -> DataType:
     Raises MetadataError naming ``dtype`` when zarrpy has no such type.
     """
     dt = meta.numpy_dtype
+    family = family_for_v2_name(meta.dtype) if isinstance(meta.dtype, str) else None
+    if family is not None:  # a data type's own V2 name (tensorstore's "bfloat16", a plugin's)
+        return DataType(family.names[0], family.dtype_for_numpy(family.names[0], dt), family.is_variable, family)
     if dt.kind == "O":
         codec_id = (meta.object_codec or {}).get("id")
         return DataType.from_json("string" if codec_id == "vlen-utf8" else "variable_length_bytes")
@@ -319,6 +323,9 @@ def _v2_numeric_dtype(
     from the filters' configured dtypes; a chain where it does not (``bytes``
     big-endian after a filter that outputs little-endian) has no V2 form.
     """
+    own = data_type.to_v2()
+    if isinstance(own, str):  # the type names its V2 form itself (a plugin's, ml_dtypes')
+        return own
     dt = data_type.numpy
     if dt.itemsize == 1 or dt.kind == "V":
         text = dtype_to_json_v2(dt)
