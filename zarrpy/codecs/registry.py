@@ -55,6 +55,21 @@ _BUILTIN: dict[str, str] = {
     "vlen-utf8": "zarrpy.codecs.vlen_v2:VlenUtf8Codec",
     "vlen-bytes": "zarrpy.codecs.vlen_v2:VlenBytesCodec",
     "numcodecs.vlen-array": "zarrpy.codecs.vlen_array:VlenArrayCodec",
+    "reshape": "zarrpy.codecs.reshape:ReshapeCodec",
+    "zarrs.squeeze": "zarrpy.codecs.squeeze:SqueezeCodec",
+    "bitround": "zarrpy.codecs.bitround:BitRoundCodec",
+    "packbits": "zarrpy.codecs.packbits:PackBitsCodec",
+    "zfp": "zarrpy.codecs.zfp:ZfpCodec",
+    # zarrs' other names for its zfp codec (read; `zfp` is written)
+    "zarrs.zfp": "zarrpy.codecs.zfp:ZfpCodec",
+    "https://codec.zarrs.dev/array_to_bytes/zfp": "zarrpy.codecs.zfp:ZfpCodec",
+}
+
+# Codecs other implementations write that zarrpy cannot read, and why: named
+# in the error instead of "unknown codec" (a plugin may still provide one).
+_UNSUPPORTED: dict[str, str] = {
+    "zarrs.gdeflate": "no Python implementation exists (zarrs' GDeflate, nvCOMP's GPU-friendly "
+    "deflate variant; no maintained Python binding is on PyPI)",
 }
 
 # Native implementations of names in a prefix family. Like the family's
@@ -100,6 +115,8 @@ def get_codec_class(name: str) -> type[Codec]:
         found = _registry.get(canonical)
     if found is None:
         found = _from_prefix_factory(canonical)
+    if found is None and canonical in _UNSUPPORTED:
+        raise UnknownCodecError(f"codec {name!r} is not supported: {_UNSUPPORTED[canonical]}")
     if found is None:
         raise UnknownCodecError(
             f"unknown codec {name!r}; known codecs: {', '.join(sorted(known_codec_names()))}. "
