@@ -83,7 +83,8 @@ def _candidates() -> list[Path | str]:
     """libzfp inside the installed zfpy wheel, then the system's."""
     found: list[Path | str] = []
     try:
-        import zfpy  # type: ignore[import-not-found,unused-ignore]  (its wheel ships libzfp)
+        # the zfpy wheel ships libzfp next to its module
+        import zfpy  # type: ignore[import-not-found,unused-ignore]
 
         root = Path(zfpy.__file__).parent
         for pattern in ("zfpy.libs/*zfp*", "zfpy/.dylibs/*zfp*", ".dylibs/*zfp*"):
