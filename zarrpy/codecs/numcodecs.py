@@ -14,7 +14,9 @@ claims, see :func:`zarrpy.codecs.registry.codec_class_for_v2_id`).
 =====================  ==========================================================
 array-to-array         ``delta``, ``fixedscaleoffset``, ``quantize``, ``astype``,
                        ``bitround``, ``packbits`` (numcodecs "filters")
-array-to-bytes         ``pcodec``, ``zfpy``
+array-to-bytes         ``pcodec``, ``zfpy`` (these need the ``pcodec`` / ``zfpy``
+                       packages: the ``zarrpy[pcodec]`` / ``zarrpy[zfp]``
+                       extras; without them the error says so)
 refused                ``pickle``, ``json2``, ``msgpack2``, ``categorize``
                        (object arrays), ``vlen-utf8``/``vlen-bytes`` (use the
                        native codecs of those names)
@@ -63,6 +65,7 @@ decoded (the decoded size is then checked against what the chunk can hold).
 from __future__ import annotations
 
 import copy
+import importlib
 import math
 import threading
 from typing import Any, ClassVar, Mapping
@@ -87,6 +90,8 @@ _ARRAY_TO_ARRAY: dict[str, tuple[str | None, str | None]] = {
     "packbits": (None, None),
 }
 _ARRAY_TO_BYTES = frozenset({"pcodec", "zfpy"})
+# id -> (the package numcodecs needs for it, the zarrpy extra that installs it)
+_PACKAGES: dict[str, tuple[str, str]] = {"pcodec": ("pcodec", "pcodec"), "zfpy": ("zfpy", "zfp")}
 _REFUSED = {
     "pickle": "it runs arbitrary code when a chunk is read",
     "json2": "it encodes Python object arrays, which zarrpy does not have",
@@ -131,6 +136,7 @@ def codec_class(name: str) -> type[Codec]:
     if not name.startswith(PREFIX) or len(name) == len(PREFIX):
         raise UnknownCodecError(f"codec {name!r}: not a 'numcodecs.<id>' name")
     codec_id = name[len(PREFIX):]
+    _check_package(codec_id)
     cls = _classes.get(codec_id)
     if cls is not None:
         return cls
@@ -168,6 +174,21 @@ def from_numcodecs(codec: Any) -> Codec:
     from .user_forms import codec_from_any
 
     return codec_from_any(codec)
+
+
+def _check_package(codec_id: str) -> None:
+    """UnknownCodecError saying what to install when ``codec_id`` is one of
+    numcodecs' codecs that live in another package (numcodecs registers them
+    only when that package imports)."""
+    package = _PACKAGES.get(codec_id)
+    if package is None:
+        return
+    try:
+        importlib.import_module(package[0])
+    except ImportError:
+        raise UnknownCodecError(
+            f"codec {PREFIX + codec_id!r} needs the {package[0]!r} package: pip install 'zarrpy[{package[1]}]'"
+        ) from None
 
 
 def _check_known(codec_id: str) -> None:
