@@ -135,7 +135,7 @@ def test_sharded_and_2d(zarr_format):
     [
         ("int32", {"name": "numcodecs.vlen-array", "configuration": {"dtype": "<i2"}}, "'<i2'"),
         ("float64", numcodecs.VLenArray("<i4"), "'<i4'"),
-        ("string", "numcodecs.vlen-array", "numeric"),
+        ("datetime64[ns]", "numcodecs.vlen-array", "numeric"),
         ("int32", {"name": "numcodecs.vlen-array", "configuration": {"dtype": "<i4", "x": 1}}, "'x'"),
     ],
 )

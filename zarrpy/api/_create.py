@@ -25,6 +25,8 @@ from ..codecs.registry import codec_from_json
 from ..codecs.user_forms import codec_from_any
 from ..codecs.vlen_array import VlenArrayCodec
 from ..core.dtypes import DataType
+from ..core.dtypes.optional import is_optional, optional_default_serializer
+from ..core.dtypes.struct import has_multi_byte_fields, is_struct, pack_struct
 from ..errors import CodecError, MetadataError, NodeExistsError
 from ..metadata._parse import parse_json_document, parse_shape
 from ..metadata.v2 import ArrayMetadataV2, GroupMetadataV2
@@ -49,20 +51,27 @@ def build_array_metadata(
     dimension_names: Sequence[str | None] | None = None,
     chunk_key_encoding: Any = None,
     compressor: Any = "auto",
+    zarr_format: int = 3,
 ) -> ArrayMetadataV3:
     """Validate user arguments and return the metadata of a new array.
 
     ``compressor`` is zarr-python 2's singular keyword (zarr-python 3 still
     takes it in ``zarr.create`` and ``Group.create_array``): one codec, or
     None for none; it is ``compressors`` under another name.
+
+    ``zarr_format=2`` keeps a structured dtype's field byte orders (V2 stores
+    each field in its own order, as zarr-python); V3 stores them in the
+    ``bytes`` codec's order.
     """
     compressors = compressors_argument(compressors, compressor)
     dtype, serializer = ragged_create_arguments(dtype, serializer)
     shape = parse_shape(list(user_shape(shape)), "shape")
     data_type = DataType.from_numpy(dtype)
+    if zarr_format == 2 and is_struct(data_type.numpy):
+        data_type = DataType(data_type.name, pack_struct(np.dtype(dtype), None), False, data_type.family)
     chunk_shape = _normalize_chunks(chunks, shape, data_type)
     fill = data_type.coerce_fill(fill_value)
-    codecs = _build_codecs(filters, serializer, compressors, data_type, _byte_order(dtype))
+    codecs = _build_codecs(filters, serializer, compressors, data_type, _byte_order(dtype), zarr_format)
     if shards is not None:
         # As zarr-python: the grid is of shards; the codecs go inside the
         # sharding codec, whose inner chunks have the `chunks` shape.
@@ -107,8 +116,8 @@ def ragged_create_arguments(dtype: Any, serializer: Any) -> tuple[Any, Any]:
     if not _names_vlen_array(serializer):
         return dtype, serializer
     data_type = DataType.from_numpy(dtype)
-    if data_type.is_variable and not data_type.is_string:
-        return dtype, serializer  # the stored data type, given as is
+    if data_type.is_variable:
+        return dtype, serializer  # the stored data type, given as is (zarrs' untyped form on strings/bytes)
     element = data_type.numpy
     if element.kind not in "biufc":
         raise CodecError(f"serializer: codec {VlenArrayCodec.name!r} stores vectors of numbers; dtype= is their "
@@ -273,18 +282,21 @@ def _split_filters(filters: list[Codec], serializer: Any) -> tuple[list[Codec], 
 
 
 def _build_codecs(
-    filters: Any, serializer: Any, compressors: Any, data_type: DataType, endian: str = "little"
+    filters: Any, serializer: Any, compressors: Any, data_type: DataType, endian: str = "little",
+    zarr_format: int = 3,
 ) -> list[Codec]:
     """The codec list ``filters + [serializer] + compressors``, defaults filled in.
 
     ``filters`` may also be V2-style numcodecs filters (:func:`_split_filters`).
     """
-    from ..codecs.bytes import BytesCodec
+    from ..codecs.bytes import BytesCodec, endian_required
 
     itemsize = data_type.itemsize or 1  # what zarr-python fills tunable settings in with
     array_filters, serializer, bytes_filters = _split_filters(
         _as_codecs(filters, "filters", itemsize, ArrayToArrayCodec, ArrayToBytesCodec, BytesToBytesCodec), serializer
     )
+    if isinstance(serializer, str) and serializer == "auto" and is_optional(data_type):
+        serializer = optional_default_serializer(data_type)
     if isinstance(serializer, str) and serializer == "auto" and data_type.is_variable:
         # zarr-python's defaults, readable by every peer that knows these types.
         serializer = {"name": "vlen-utf8" if data_type.is_string else "vlen-bytes", "configuration": {}}
@@ -295,7 +307,13 @@ def _build_codecs(
         encoded = last.v2_filter_dtypes()[1] if isinstance(last, ArrayToArrayCodec) else None
         if encoded is not None and encoded.byteorder in "<>":
             endian = "big" if encoded.byteorder == ">" else "little"
-        serializer = BytesCodec(None if data_type.itemsize == 1 or data_type.numpy.kind in "VS" else endian)
+        if is_struct(data_type.numpy):
+            # zarr-python: V3 structs with a field of more than one byte store
+            # little-endian; V2 structs store each field in its own order.
+            multi = zarr_format == 3 and has_multi_byte_fields(data_type.numpy)
+            serializer = BytesCodec("little" if multi else None)
+        else:
+            serializer = BytesCodec(endian if endian_required(data_type) else None)
     if isinstance(compressors, str) and compressors == "auto":
         compressors = [{"name": "zstd", "configuration": {"level": 0, "checksum": False}}]
     return [
@@ -400,7 +418,7 @@ def _build_stored_metadata(zarr_format: int, order: str | None, dimension_separa
     if dimension_separator not in (None, ".", "/"):
         raise ValueError(f"dimension_separator must be '.' or '/', got {dimension_separator!r}")
     kwargs["chunk_key_encoding"] = {"name": "v2", "configuration": {"separator": dimension_separator or "."}}
-    return v3_to_v2(build_array_metadata(**kwargs), order=order)
+    return v3_to_v2(build_array_metadata(**kwargs, zarr_format=2), order=order)
 
 
 def as_data_array(data: Any) -> np.ndarray:

@@ -18,6 +18,7 @@ from typing import Any, Mapping, NamedTuple, Sequence
 import numpy as np
 
 from ..core.array_bytes import ArrayBytes
+from ..core.dtypes import DataType
 from ..errors import ChunkDecodeError, CodecError
 from ._config import check_choice, check_keys
 from ..core.byte_range import RangeRequest, ShortRead, read_coalesced
@@ -58,7 +59,7 @@ class BytesCodec(ArrayToBytesCodec):
             raise CodecError(
                 f"codec 'bytes': data type {spec.dtype.name!r} is variable-length; use a vlen codec"
             )
-        if self.endian is None and spec.dtype.numpy.itemsize > 1 and spec.dtype.numpy.kind not in "VS":
+        if self.endian is None and endian_required(spec.dtype):
             raise CodecError(f"codec 'bytes': 'endian' is required for data type {spec.dtype.name!r}")
         return spec
 
@@ -76,6 +77,12 @@ class BytesCodec(ArrayToBytesCodec):
 
     def encode(self, chunk: ArrayBytes, spec: ChunkSpec) -> bytes:
         arr = chunk.array
+        lane = spec.dtype.family.endian_lane(spec.dtype)
+        if lane is not None:  # ml_dtypes types: the family shapes the stored elements
+            out = spec.dtype.family.encode_elements(spec.dtype, np.ascontiguousarray(arr, dtype=spec.dtype.numpy))
+            if self._swaps(lane):
+                return np.ascontiguousarray(out).reshape(-1).view(f"u{lane}").byteswap().tobytes()
+            return np.ascontiguousarray(out).tobytes()
         stored = self._stored_dtype(spec.dtype.numpy)
         if arr.dtype != stored:
             arr = arr.astype(stored)
@@ -89,8 +96,23 @@ class BytesCodec(ArrayToBytesCodec):
                 f"codec 'bytes': expected {expected} bytes for shape {spec.shape} "
                 f"of {spec.dtype.name}, got {len(data)}"
             )
-        stored = self._stored_dtype(native)
-        return ArrayBytes.from_array(_native(np.frombuffer(data, dtype=stored).reshape(spec.shape), native))
+        return ArrayBytes.from_array(self._elements(data, spec, spec.shape))
+
+    def _swaps(self, lane: int) -> bool:
+        return lane > 1 and self.endian is not None and self.endian != sys.byteorder
+
+    def _elements(self, data: bytes, spec: ChunkSpec, shape: Sequence[int]) -> np.ndarray:
+        """The in-memory array of ``shape`` from stored element bytes ``data``."""
+        native = spec.dtype.numpy
+        lane = spec.dtype.family.endian_lane(spec.dtype)
+        if lane is None:
+            return _native(np.frombuffer(data, dtype=self._stored_dtype(native)).reshape(shape), native)
+        if self._swaps(lane):
+            arr = np.frombuffer(data, dtype=f"u{lane}").byteswap().view(native)
+        else:
+            arr = np.frombuffer(data, dtype=native)
+        return spec.dtype.family.decode_elements(spec.dtype, arr.reshape(shape))
+
 
 
     @property
@@ -137,7 +159,6 @@ class BytesPartialDecoder(ArrayPartialDecoder):
         except _Missing:
             return [None] * len(selections)
         view = memoryview(buf)
-        stored = self.codec._stored_dtype(spec.dtype.numpy)
         out: list[ArrayBytes | None] = []
         first = 0
         for plan in plans:
@@ -145,8 +166,7 @@ class BytesPartialDecoder(ArrayPartialDecoder):
             mine = positions[first : first + plan.starts.size].tolist()
             first += plan.starts.size
             raw = b"".join([view[q : q + nbytes] for q in mine])
-            picked = np.frombuffer(raw, dtype=stored).reshape(plan.shape)
-            out.append(ArrayBytes.from_array(_native(picked, spec.dtype.numpy)))
+            out.append(ArrayBytes.from_array(self.codec._elements(raw, spec, plan.shape)))
         return out
 
     def _read_runs(self, starts: np.ndarray, ends: np.ndarray) -> tuple[bytes, np.ndarray]:
@@ -222,4 +242,16 @@ def _native(arr: np.ndarray, native: np.dtype) -> np.ndarray:
 
 _NATIVE = "<" if sys.byteorder == "little" else ">"
 
-__all__ = ["BytesCodec", "BytesPartialDecoder"]
+
+def endian_required(data_type: DataType) -> bool:
+    """True when ``bytes`` needs ``endian`` for ``data_type`` (elements of more
+    than one byte that have a byte order; raw bytes and text do not)."""
+    lane = data_type.family.endian_lane(data_type)
+    if lane is not None:
+        return lane > 1
+    dtype = data_type.numpy
+    if dtype.fields is not None:
+        return False
+    return dtype.itemsize > 1 and dtype.kind not in "VS"
+
+__all__ = ["BytesCodec", "BytesPartialDecoder", "endian_required"]

@@ -14,8 +14,11 @@ variable-form :class:`~zarrpy.core.array_bytes.ArrayBytes` whose element bytes a
 
 **Configuration.** ``{"dtype": "<i2"}`` (the numcodecs V2 ``dtype``, kept
 verbatim). zarrs writes an empty configuration and takes the element type from
-a ragged data type; zarrpy has no such data type yet, so ``dtype`` is required
-here. Until it has one, arrays of this codec use the ``variable_length_bytes``
+the data type; on ``string``/``bytes`` data that is the ``vlen-utf8`` layout,
+so ``from_config`` without a ``dtype`` returns
+:class:`~zarrpy.codecs.vlen_v2.UntypedVlenArrayCodec`. For ragged numbers
+zarrpy has no data type to take the element type from, so ``dtype`` is needed
+there. Until it has one, arrays of this codec use the ``variable_length_bytes``
 data type as a stand-in (see :mod:`zarrpy.pipeline.convert`).
 
 >>> VlenArrayCodec.from_config({"dtype": "<i2"}).to_json()
@@ -33,7 +36,7 @@ from ..core.dtypes import DataType
 from ..errors import CodecError
 from ._config import check_keys
 from .abc import ArrayToBytesCodec, ChunkSpec
-from .vlen_v2 import _vlen_array_dtype, decode_vlen_array, encode_vlen_array
+from .vlen_v2 import UntypedVlenArrayCodec, _vlen_array_dtype, decode_vlen_array, encode_vlen_array
 
 
 class VlenArrayCodec(ArrayToBytesCodec):
@@ -53,8 +56,11 @@ class VlenArrayCodec(ArrayToBytesCodec):
         self._text: str = dtype
 
     @classmethod
-    def from_config(cls, config: Mapping[str, Any] | None) -> VlenArrayCodec:
-        config = check_keys(cls.name, config, required=("dtype",))
+    def from_config(cls, config: Mapping[str, Any] | None) -> ArrayToBytesCodec:
+        """With a ``dtype``: numcodecs' VLenArray; without one, zarrs' untyped form."""
+        config = check_keys(cls.name, config, optional=("dtype",))
+        if "dtype" not in config:
+            return UntypedVlenArrayCodec()
         return cls(config["dtype"])
 
     def to_config(self) -> dict[str, Any]:

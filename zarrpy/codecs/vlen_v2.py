@@ -187,6 +187,26 @@ class VlenV2Codec(InterleavedVlenCodec):
         return isinstance(other, InterleavedVlenCodec)
 
 
+class UntypedVlenArrayCodec(InterleavedVlenCodec):
+    """zarrs' ``numcodecs.vlen-array`` with an empty configuration on string or
+    bytes data: zarrs implements all three numcodecs VLen names as one layout
+    decoupled from the data type, so this reads as ``vlen-utf8``/``vlen-bytes``
+    and keeps its name when rewritten. (With a ``dtype`` configuration the
+    name is numcodecs' ragged-numbers codec, :mod:`zarrpy.codecs.vlen_array`.)
+    It has no V2 form: numcodecs' VLenArray needs a dtype."""
+
+    name = "numcodecs.vlen-array"
+    __slots__ = ()
+
+    def to_v2_config(self, data_type: DataType | None = None) -> dict[str, Any]:
+        raise CodecError(
+            f"codec {self.name!r} without a 'dtype' has no Zarr V2 form; use 'vlen-utf8' or 'vlen-bytes'"
+        )
+
+    def same_stored_form(self, other: Codec) -> bool:
+        return isinstance(other, InterleavedVlenCodec)
+
+
 def _numcodecs_codec(spec: ChunkSpec) -> Any:
     import numcodecs  # imported on first use: importing zarrpy loads no codec library
 

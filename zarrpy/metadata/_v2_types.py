@@ -156,8 +156,12 @@ def parse_fill_value_v2(value: Any, dtype: np.dtype, object_codec: str | None = 
     arrays: ``""``/``b""``, and None for vlen-array).
     """
     kind = dtype.kind
-    if value is not None and _plugin_dtype(dtype) is not None:
-        return _plugin_dtype(dtype).fill_from_json(value)  # type: ignore[union-attr]
+    plugin = _plugin_dtype(dtype) if value is not None else None
+    if plugin is not None:
+        try:
+            return plugin.family.fill_from_v2(plugin, value)
+        except (ValueError, TypeError, OverflowError, binascii.Error, MetadataError) as exc:
+            raise MetadataError(f"fill_value: {value!r} is not valid for data type {plugin.name!r}: {exc}") from None
     try:
         if kind == "O":
             return _parse_object_fill(value, object_codec)
@@ -213,7 +217,7 @@ def encode_fill_value_v2(value: Any, dtype: np.dtype, object_codec: str | None =
     kind = dtype.kind
     plugin = _plugin_dtype(dtype)
     if value is not None and plugin is not None:
-        return plugin.fill_to_json(value)
+        return plugin.family.fill_to_v2(plugin, plugin.coerce_fill(value))
     if kind == "O":
         if object_codec == "vlen-utf8":
             if not isinstance(value, str):

@@ -217,8 +217,10 @@ def _filter_output_dtype(codec: ArrayToArrayCodec, current: np.dtype) -> np.dtyp
 
 
 def _endian(dtype: np.dtype) -> str | None:
-    if dtype.itemsize == 1 or dtype.kind in "SV" or dtype.byteorder == "|":
+    if dtype.itemsize == 1 or dtype.byteorder == "|":
         return None
+    if dtype.kind in "SV" and (type(dtype).__module__ == "numpy.dtypes" or dtype.fields is not None):
+        return None  # raw bytes, text, structs (ml_dtypes' bfloat16 is kind V too, and has an order)
     if dtype.byteorder == "=":
         return _NATIVE_ENDIAN
     return "little" if dtype.byteorder == "<" else "big"
@@ -325,6 +327,10 @@ def _v2_numeric_dtype(
     """
     own = data_type.to_v2()
     if isinstance(own, str):  # the type names its V2 form itself (a plugin's, ml_dtypes')
+        if endian == "big" and _endian(data_type.numpy) is not None:
+            raise MetadataError(
+                f"codecs: V2 {own!r} is stored little-endian; 'bytes' writes big-endian, which has no V2 form"
+            )
         return own
     dt = data_type.numpy
     if dt.itemsize == 1 or dt.kind == "V":
@@ -384,8 +390,8 @@ def v3_to_v2(meta: ArrayMetadataV3, *, order: str | None = None) -> ArrayMetadat
             if fill not in (b"", None):
                 raise MetadataError("fill_value: a vlen-array array's fill value must be the empty element")
             fill = None
-    elif meta.data_type.numpy.kind == "V":
-        fill = bytes(fill)
+    elif meta.data_type.numpy.kind == "V" and meta.data_type.family.endian_lane(meta.data_type) is None:
+        fill = bytes(fill)  # raw bytes and structs (not ml_dtypes' kind-V numbers)
     result = ArrayMetadataV2(
         shape=meta.shape,
         chunks=meta.chunk_shape,

@@ -142,6 +142,36 @@ class DataTypeFamily(ABC):
         """The V2 ``dtype`` member, or None when only the numpy typestr applies (default)."""
         return None
 
+    def fill_from_v2(self, data_type: DataType, value: Any) -> Any:
+        """Decode a non-null V2 ``fill_value`` of a type with its own V2 name
+        (default: as :meth:`fill_from_json`)."""
+        return self.fill_from_json(data_type, value)
+
+    def fill_to_v2(self, data_type: DataType, value: Any) -> Any:
+        """Encode a fill value (already coerced) as V2 JSON (default: as :meth:`fill_to_json`)."""
+        return self.fill_to_json(data_type, value)
+
+    # -- stored element bytes (the ``bytes`` codec) ---------------------------
+
+    def endian_lane(self, data_type: DataType) -> int | None:
+        """For a type numpy cannot byte-swap itself (ml_dtypes' ``bfloat16``,
+        ``complex32``...): the bytes per unit the ``bytes`` codec swaps for a
+        non-native ``endian`` (1: nothing to swap; over 1: ``endian`` is
+        required). None (default): numpy's own byte-order rules apply."""
+        return None
+
+    def encode_elements(self, data_type: DataType, array: np.ndarray) -> np.ndarray:
+        """The elements the ``bytes`` codec stores, native byte order (only
+        asked when :meth:`endian_lane` is not None; default: as they are).
+        ``int4`` sign-extends to the whole byte here, as zarrs writes it."""
+        return array
+
+    def decode_elements(self, data_type: DataType, array: np.ndarray) -> np.ndarray:
+        """The in-memory elements from stored ones, native byte order (only
+        asked when :meth:`endian_lane` is not None; default: as they are).
+        Sub-byte types keep only their low bits here."""
+        return array
+
     # -- helpers for subclasses -------------------------------------------
 
     @staticmethod

@@ -31,6 +31,9 @@ ENTRY_POINT_GROUP = "zarrpy.data_types"
 # Built-in families, in the order numpy dtypes are matched.
 _BUILTIN_FAMILIES: tuple[str, ...] = (
     "zarrpy.core.dtypes.numeric:CoreNumbers",
+    "zarrpy.core.dtypes.ml:MlFloats",
+    "zarrpy.core.dtypes.ml:MlInts",
+    "zarrpy.core.dtypes.ml:ComplexFloats",
     "zarrpy.core.dtypes.text:VariableLength",
     "zarrpy.core.dtypes.text:FixedLengthText",
     "zarrpy.core.dtypes.time:NumpyTime",
