@@ -71,17 +71,16 @@ import ml_dtypes
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-import generate as g  # noqa: E402  (the shared helpers; importing it runs nothing)
-
-import tensorstore as ts  # noqa: E402
-import zarr  # noqa: E402
-import zarr.codecs as zc  # noqa: E402
-from zarr.abc.codec import ArrayBytesCodec  # noqa: E402
-from zarr.core.dtype import data_type_registry  # noqa: E402
-from zarr.core.dtype.common import HasEndianness  # noqa: E402
-from zarr.core.dtype.wrapper import ZDType  # noqa: E402
-from zarr.errors import DataTypeValidationError  # noqa: E402
-from zarr.registry import register_codec  # noqa: E402
+import generate as g
+import tensorstore as ts
+import zarr
+import zarr.codecs as zc
+from zarr.abc.codec import ArrayBytesCodec
+from zarr.core.dtype import data_type_registry
+from zarr.core.dtype.common import HasEndianness
+from zarr.core.dtype.wrapper import ZDType
+from zarr.errors import DataTypeValidationError
+from zarr.registry import register_codec
 
 ROOT = g.ROOT / "types"
 ML_DTYPES_VERSION = "0.6.0"

@@ -199,7 +199,7 @@ def test_refused_ids(codec_id, fragment):
         ({"name": "numcodecs.delta", "configuration": {"dtype": "nonsense"}}, "invalid configuration"),
         ({"name": "numcodecs.zlib", "configuration": {"id": "bz2"}}, "'id'"),
         ({"name": "numcodecs.zlib", "configuration": [1]}, "must be an object"),
-        ({"name": "numcodecs.vlen-array", "configuration": {}}, "'dtype'"),
+        ({"name": "numcodecs.vlen-array", "configuration": {"dtype": "<i4", "extra": 1}}, "'extra'"),
         ({"name": "numcodecs.vlen-array", "configuration": {"dtype": "|O"}}, "numeric"),
         ({"name": "numcodecs.vlen-array", "configuration": {"dtype": 4}}, "dtype string"),
     ],

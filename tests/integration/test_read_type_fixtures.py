@@ -81,7 +81,7 @@ def _lane_name(doc: dict[str, Any]) -> str:
     """The element (complex: component) type name of an extension fixture."""
     dtype_json = doc["data_type"]
     name = dtype_json if isinstance(dtype_json, str) else dtype_json["name"]
-    return name[len("complex_"):] if name.startswith("complex_") else name
+    return name.removeprefix("complex_")
 
 
 def _lane_size(lane: str) -> int:
