@@ -168,6 +168,12 @@ def component_layout(dtype: np.dtype, name: str | None = None) -> ComponentLayou
         return ComponentLayout(bit_size(dtype), 1, dtype.itemsize, dtype.kind == "i")
     if dtype.kind == "V" and dtype.type is not np.void and dtype.fields is None:  # ml_dtypes numbers
         return ComponentLayout(bit_size(dtype), 1, dtype.itemsize, dtype.name in _SIGNED_SUB_BYTE)
+    if dtype.kind == "W" and dtype.type is not np.void:  # ml_dtypes complex32 / bcomplex32
+        return ComponentLayout(8 * (dtype.itemsize // 2), 2, dtype.itemsize // 2, False)
+    if dtype.names == ("real", "imag") and dtype.fields is not None:  # zarrs' complex_float8_* ... (core.dtypes.ml)
+        part = dtype.fields["real"][0]
+        if part == dtype.fields["imag"][0] and part.kind == "V" and part.type is not np.void:
+            return ComponentLayout(bit_size(part), 2, part.itemsize, False)
     raise CodecError(f"codec 'packbits': data type {name or str(dtype)!r} is not supported")
 
 

@@ -136,7 +136,8 @@ def ml_dtype(name: str, data_type_name: str | None = None) -> np.dtype:
             f"data type {what!r} needs ml_dtypes >= {_ADDED_IN.get(name, MIN_ML_DTYPES)} "
             f"(ml_dtypes.{name}); ml_dtypes {version} is installed"
         )
-    return np.dtype(found)
+    dtype: np.dtype = np.dtype(found)
+    return dtype
 
 
 def _is_plugin_dtype(dtype: np.dtype) -> bool:
@@ -341,10 +342,10 @@ class MlInts(DataTypeFamily):
         if arr.dtype.kind in "iu" or (_is_plugin_dtype(arr.dtype) and arr.dtype.name in INT_NAMES):
             as_int = int(arr.astype(np.int64))
         elif arr.dtype.kind in "fb":
-            as_int = arr.item()
-            if isinstance(as_int, float) and not as_int.is_integer():
+            item = float(arr.item())
+            if not item.is_integer():
                 raise ValueError("value is not integral")
-            as_int = int(as_int)
+            as_int = int(item)
         else:
             raise TypeError(f"expected an integer, got {value!r}")
         return np.array(parse_int(as_int, data_type.numpy)).astype(data_type.numpy)[()]
