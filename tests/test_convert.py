@@ -229,7 +229,8 @@ def test_string_fill_is_never_written_as_legacy_zero():
 @pytest.mark.parametrize(
     "changes, fragments",
     [
-        ({"dtype": [["a", "<i2"]], "fill_value": None}, ("dtype", "structured", "struct")),
+        ({"dtype": [["a", "<i2"], ["b", "<i4"]], "fill_value": None, "filters": [{"id": "delta", "dtype": "<i4"}]},
+         ("filters", "'<i4'")),
         ({"dtype": "|O", "fill_value": None, "filters": [{"id": "zlib"}, {"id": "vlen-utf8"}]},
          ("filters[0]", "'zlib'", "before the object codec")),
         ({"dtype": "|O", "fill_value": None, "filters": [{"id": "vlen-utf8"}, {"id": "delta", "dtype": "<i4"}]},

@@ -99,7 +99,7 @@ BAD_ZARRAY = {
     "blosc-bad-shuffle": (dict(compressor={"id": "blosc", "cname": "lz4", "clevel": 5, "shuffle": 7}),
                           ["compressor", "shuffle"]),
     "filter-dtype-mismatch": (dict(filters=[{"id": "delta", "dtype": "<i2"}]), ["filters", "delta", "<i2"]),
-    "struct-no-data-type": (dict(dtype=[["a", "<i4"]], fill_value=None), ["dtype", "structured"]),
+    "struct-object-field": (dict(dtype=[["a", "<i4"], ["b", "|O"]], fill_value=None), ["dtype[1]", "object"]),
 }
 
 

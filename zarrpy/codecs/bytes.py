@@ -68,6 +68,11 @@ class BytesCodec(ArrayToBytesCodec):
         return isinstance(other, BytesCodec) and (other.endian is None or other.endian == self.endian)
 
     def _stored_dtype(self, dtype: np.dtype) -> np.dtype:
+        if dtype.fields is not None:
+            # A struct: ``endian`` applies to every multi-byte field (zarr-python,
+            # zarr-extensions ``struct``); without it the in-memory layout is
+            # stored (V2 structs, whose fields carry their own byte order).
+            return dtype if self.endian is None else dtype.newbyteorder("<" if self.endian == "little" else ">")
         if self.endian is None or dtype.itemsize == 1 or dtype.kind in "VS":
             return dtype
         return dtype.newbyteorder("<" if self.endian == "little" else ">")
@@ -235,6 +240,8 @@ class _Missing(Exception):
 
 
 def _native(arr: np.ndarray, native: np.dtype) -> np.ndarray:
+    if native.fields is not None:  # a struct reports byte order '|' whatever its fields have
+        return arr if arr.dtype == native else arr.astype(native)
     if arr.dtype.byteorder not in ("=", "|") and arr.dtype.byteorder != _NATIVE:
         return arr.astype(native)
     return arr

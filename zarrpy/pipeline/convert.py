@@ -68,9 +68,10 @@ from ..codecs.abc import ArrayToArrayCodec, ArrayToBytesCodec, BytesToBytesCodec
 from ..codecs.chain import CodecChain
 from ..codecs.registry import codec_class_for_v2_id, codec_from_json
 from ..core.dtypes import DataType
-from ..core.dtypes.registry import family_for_v2_name
+from ..core.dtypes.registry import family_for_name, family_for_v2_name
+from ..core.dtypes.struct import STRUCT, pack_struct
 from ..errors import CodecError, MetadataError
-from ..metadata.v2 import OBJECT_CODEC_IDS, ArrayMetadataV2, dtype_to_json_v2, find_object_codec
+from ..metadata.v2 import OBJECT_CODEC_IDS, ArrayMetadataV2, dtype_to_json_v2, find_object_codec, parse_dtype_v2
 from ..metadata.v3 import ArrayMetadataV3, ChunkKeyEncodingSpec
 
 _NATIVE_ENDIAN = sys.byteorder
@@ -80,7 +81,7 @@ _NATIVE_ENDIAN = sys.byteorder
 class V2Codecs(NamedTuple):
     """The V2 form of a V3 codec list: what goes into ``.zarray``."""
 
-    dtype: str
+    dtype: str | list[Any]
     order: str
     filters: tuple[dict[str, Any], ...] | None
     compressor: dict[str, Any] | None
@@ -101,10 +102,12 @@ def v2_data_type(meta: ArrayMetadataV2) -> DataType:
     if dt.kind == "O":
         codec_id = (meta.object_codec or {}).get("id")
         return DataType.from_json("string" if codec_id == "vlen-utf8" else "variable_length_bytes")
-    if dt.fields is not None:
-        raise MetadataError(
-            f"dtype: structured dtype {meta.dtype!r} has no zarrpy data type yet (zarr-python: struct)"
-        )
+    if dt.fields is not None:  # zarr-python's struct; the fields keep their V2 byte orders
+        try:
+            packed = pack_struct(dt, None)
+        except MetadataError as exc:
+            raise MetadataError(f"dtype: {exc}") from None
+        return DataType(STRUCT, packed, False, family_for_name(STRUCT))
     if dt.kind == "V":
         return DataType.from_numpy(np.dtype(f"V{dt.itemsize}"))
     return DataType.from_numpy(dt)
@@ -281,7 +284,7 @@ def v3_codecs_to_v2(
         v2_order = order
 
     items: list[dict[str, Any]] = []
-    dtype_text: str | None = None
+    dtype_text: str | list[Any] | None = None
     filter_dtypes: list[tuple[np.dtype | None, np.dtype | None]] = []
     endian: str | None = None
     last_is_compressor = False
@@ -317,7 +320,7 @@ def v3_codecs_to_v2(
 
 def _v2_numeric_dtype(
     data_type: DataType, filters: list[tuple[np.dtype | None, np.dtype | None]], endian: str | None
-) -> str:
+) -> str | list[Any]:
     """The V2 dtype of a fixed-size type whose chunks reach ``bytes`` through ``filters``.
 
     V2 filters see the chunk in the V2 dtype's byte order and ``bytes``
@@ -333,6 +336,10 @@ def _v2_numeric_dtype(
             )
         return own
     dt = data_type.numpy
+    if dt.fields is not None:  # a struct: the fields in the order `bytes` stores them
+        if filters:
+            raise MetadataError(f"codecs: array filters before 'bytes' on a struct ({data_type.name!r}) have no V2 form")
+        return dtype_to_json_v2(dt if endian is None else dt.newbyteorder("<" if endian == "little" else ">"))
     if dt.itemsize == 1 or dt.kind == "V":
         text = dtype_to_json_v2(dt)
         if not isinstance(text, str):  # pragma: no cover - zarrpy data types are never structured
@@ -390,6 +397,8 @@ def v3_to_v2(meta: ArrayMetadataV3, *, order: str | None = None) -> ArrayMetadat
             if fill not in (b"", None):
                 raise MetadataError("fill_value: a vlen-array array's fill value must be the empty element")
             fill = None
+    elif meta.data_type.numpy.fields is not None:  # the element in the V2 layout
+        fill = np.asarray(fill, dtype=meta.data_type.numpy).astype(parse_dtype_v2(v2.dtype)).tobytes()
     elif meta.data_type.numpy.kind == "V" and meta.data_type.family.endian_lane(meta.data_type) is None:
         fill = bytes(fill)  # raw bytes and structs (not ml_dtypes' kind-V numbers)
     result = ArrayMetadataV2(

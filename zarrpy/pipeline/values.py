@@ -39,6 +39,8 @@ def coerce_value(value: Any, data_type: DataType, shape: Shape) -> np.ndarray:
         arr = _assign_numbers(value, dtype)  # Python objects: numpy's element-wise assignment
     elif dtype.kind in "mM":
         arr = _assign_times(value, dtype)
+    elif dtype.fields is not None:
+        arr = _assign_struct(value, dtype)
     else:
         arr = _cast(np.asarray(value), dtype)
     try:
@@ -76,6 +78,27 @@ def _assign_times(value: Any, dtype: np.dtype) -> np.ndarray:
     except (OverflowError, ValueError, TypeError) as exc:
         raise TypeError(f"cannot write values of dtype {natural.dtype} into an array of dtype {dtype}: {exc}") from None
     return out
+
+
+def _assign_struct(value: Any, dtype: np.dtype) -> np.ndarray:
+    """Records as a struct array: a structured array or ``numpy.void`` is cast
+    field by field (by position, as numpy assigns structured values); tuples
+    (or lists of them) are read one value per field."""
+    if isinstance(value, (np.ndarray, np.void)) and value.dtype.fields is not None:
+        if len(value.dtype.names or ()) != len(dtype.names or ()):
+            raise TypeError(f"cannot write values of dtype {value.dtype} into an array of dtype {dtype}: "
+                            "the number of fields differs")
+        try:
+            return np.asarray(value).astype(dtype)
+        except (TypeError, ValueError) as exc:
+            raise TypeError(f"cannot write values of dtype {value.dtype} into an array of dtype {dtype}: {exc}") from None
+    if isinstance(value, np.ndarray) and value.dtype != object:
+        raise TypeError(f"cannot write values of dtype {value.dtype} into an array of dtype {dtype}; "
+                        "give a structured array or tuples of field values")
+    try:
+        return np.array(value, dtype=dtype)
+    except (TypeError, ValueError, OverflowError) as exc:
+        raise TypeError(f"cannot write the value into an array of dtype {dtype}: {exc}") from None
 
 
 def _assign_numbers(value: Any, dtype: np.dtype) -> np.ndarray:

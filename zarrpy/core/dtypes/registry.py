@@ -37,6 +37,7 @@ _BUILTIN_FAMILIES: tuple[str, ...] = (
     "zarrpy.core.dtypes.text:VariableLength",
     "zarrpy.core.dtypes.text:FixedLengthText",
     "zarrpy.core.dtypes.time:NumpyTime",
+    "zarrpy.core.dtypes.struct:StructFamily",
     "zarrpy.core.dtypes.raw:RawBytes",
     "zarrpy.core.dtypes.raw:RawBits",
 )
