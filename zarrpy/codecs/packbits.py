@@ -86,9 +86,10 @@ class PackBitsCodec(ArrayToBytesCodec):
         first = self.first_bit or 0
         last = layout.bits - 1 if self.last_bit is None else self.last_bit
         if last >= layout.bits or first > last:
+            field, value = ("last_bit", last) if last >= layout.bits else ("first_bit", first)
             raise CodecError(
-                f"codec 'packbits': 'last_bit' {last} (first_bit {first}) is outside the {layout.bits}-bit "
-                f"components of data type {name!r}"
+                f"codec 'packbits': {field!r} {value} is outside the {layout.bits}-bit components of data type "
+                f"{name!r} (bits {first}..{last})"
             )
         return first, last
 
