@@ -138,3 +138,19 @@ def test_nulls_read_as_unset():
     codec = PackBitsCodec.from_config({"padding_encoding": None, "first_bit": None, "last_bit": None})
     assert codec.to_config() == {}
     assert PackBitsCodec.from_config({"padding_encoding": "none"}).to_config() == {}
+
+
+@pytest.mark.parametrize(
+    ("name", "values"),
+    [("int4", [-8, -1, 0, 3, 7]), ("uint2", [0, 1, 2, 3, 1]), ("float4_e2m1fn", [0.5, -1.5, 6.0, -0.0, 3.0]),
+     ("float6_e3m2fn", [0.5, -1.5, 6.0, -0.0, 3.0]), ("bfloat16", [1.5, -2.0, 3.0, 4.0, 5.0])],
+)
+def test_arrays_of_ml_dtypes_types(name, values):
+    import zarrpy
+
+    dtype = getattr(ml_dtypes, name)
+    data = np.array(values, dtype=dtype)
+    array = zarrpy.create_array({}, shape=(5,), dtype=dtype, chunks=(3,), compressors=None,
+                                serializer={"name": "packbits", "configuration": {"padding_encoding": "last_byte"}})
+    array[...] = data
+    assert array[...].view(np.uint8).tolist() == data.view(np.uint8).tolist()
