@@ -67,7 +67,7 @@ def build_array_metadata(
     dtype, serializer = ragged_create_arguments(dtype, serializer)
     shape = parse_shape(list(user_shape(shape)), "shape")
     data_type = DataType.from_numpy(dtype)
-    if zarr_format == 2 and is_struct(data_type.numpy):
+    if zarr_format == 2 and is_struct(data_type.numpy) and data_type.family.endian_lane(data_type) is None:
         data_type = DataType(data_type.name, pack_struct(np.dtype(dtype), None), False, data_type.family)
     chunk_shape = _normalize_chunks(chunks, shape, data_type)
     fill = data_type.coerce_fill(fill_value)
