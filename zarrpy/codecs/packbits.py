@@ -169,7 +169,7 @@ def component_layout(dtype: np.dtype, name: str | None = None) -> ComponentLayou
         return ComponentLayout(bit_size(dtype), 1, dtype.itemsize, dtype.kind == "i")
     if dtype.kind == "V" and dtype.type is not np.void and dtype.fields is None:  # ml_dtypes numbers
         return ComponentLayout(bit_size(dtype), 1, dtype.itemsize, dtype.name in _SIGNED_SUB_BYTE)
-    if dtype.kind == "W" and dtype.type is not np.void:  # ml_dtypes complex32 / bcomplex32
+    if str(dtype.kind) == "W" and dtype.type is not np.void:  # ml_dtypes complex32 / bcomplex32 (kind numpy's stubs omit)
         return ComponentLayout(8 * (dtype.itemsize // 2), 2, dtype.itemsize // 2, False)
     if dtype.names == ("real", "imag") and dtype.fields is not None:  # zarrs' complex_float8_* ... (core.dtypes.ml)
         part = dtype.fields["real"][0]
