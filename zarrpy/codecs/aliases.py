@@ -19,4 +19,7 @@ CODEC_ALIASES: dict[str, str] = {
     "https://codec.zarrs.dev/array_to_bytes/vlen_v2": "zarrs.vlen_v2",
     # numcodecs' VLenArray: zarr-python's V3 name is canonical, zarrs also writes its URL
     "https://codec.zarrs.dev/array_to_bytes/vlen_array": "numcodecs.vlen-array",
+    # zarrs' optional (nullable) codec: its name before the `zarrs.` prefix, and its URL
+    "optional": "zarrs.optional",
+    "https://codec.zarrs.dev/array_to_bytes/optional": "zarrs.optional",
 }

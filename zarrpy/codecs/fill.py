@@ -93,7 +93,10 @@ def is_fill(chunk: ArrayBytes, spec: ChunkSpec) -> bool:
         elements = chunk.elements
         if elements is not None:
             fill = variable_fill(spec)
-            return bool(np.all(elements == (fill.decode("utf-8") if elements.dtype.kind == "T" else fill)))
+            if elements.dtype.kind == "T":
+                return bool(np.all(elements == fill.decode("utf-8")))
+            # element by element: numpy compares an object array with a bytes scalar as numbers
+            return all(e == fill for e in elements.reshape(-1).tolist())
         return variable_is_fill(chunk, variable_fill(spec))
     return bool(rows_equal_fill(chunk.array.reshape(1, -1), fixed_fill(spec))[0])
 

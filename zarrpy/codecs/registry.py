@@ -52,6 +52,7 @@ _BUILTIN: dict[str, str] = {
     "sharding_indexed": "zarrpy.codecs.sharding:ShardingCodec",
     "zarrs.vlen": "zarrpy.codecs.vlen:VlenCodec",
     "zarrs.vlen_v2": "zarrpy.codecs.vlen_v2:VlenV2Codec",
+    "zarrs.optional": "zarrpy.codecs.optional:OptionalCodec",
     "vlen-utf8": "zarrpy.codecs.vlen_v2:VlenUtf8Codec",
     "vlen-bytes": "zarrpy.codecs.vlen_v2:VlenBytesCodec",
     "numcodecs.vlen-array": "zarrpy.codecs.vlen_array:VlenArrayCodec",

@@ -170,7 +170,7 @@ class ChunkIO:
         all-integer selection; a RaggedArray for ragged elements)."""
         out = np.empty(indexer.shape, dtype=self.form.dtype)
         self.read_into(out, indexer)
-        return out[()] if indexer.is_scalar else self.form.result(out)
+        return self.form.scalar(out) if indexer.is_scalar else self.form.result(out)
 
     def read_into(self, out: np.ndarray, projections: Iterable[ChunkProjection]) -> None:
         """Scatter the chunks of ``projections`` into ``out`` (shaped like the selection)."""

@@ -14,6 +14,7 @@ import numpy as np
 from ..core._typing import Shape
 from ..core.array_bytes import ArrayBytes
 from ..core.dtypes import DataType
+from ..core.dtypes.optional import VALID, VALUE, element_bytes, inner_type, is_optional, split
 from ..errors import CodecError, SelectionError
 from ..core.ragged import RaggedArray
 
@@ -33,7 +34,9 @@ def coerce_value(value: Any, data_type: DataType, shape: Shape) -> np.ndarray:
     if hasattr(value, "__array__") and not isinstance(value, (np.ndarray, np.generic)):
         value = np.asarray(value)  # e.g. another zarrpy Array
     dtype = data_type.numpy
-    if data_type.is_variable:
+    if is_optional(data_type):
+        arr = _coerce_optional(value, data_type)
+    elif data_type.is_variable:
         arr = _coerce_variable(value, data_type)
     elif dtype.kind in "biufc" and (not isinstance(value, np.ndarray) or value.dtype == object):
         arr = _assign_numbers(value, dtype)  # Python objects: numpy's element-wise assignment
@@ -47,6 +50,59 @@ def coerce_value(value: Any, data_type: DataType, shape: Shape) -> np.ndarray:
         return np.broadcast_to(arr, shape)
     except ValueError:
         raise SelectionError(f"value of shape {arr.shape} cannot be broadcast to the selection shape {shape}") from None
+
+
+def _coerce_optional(value: Any, data_type: DataType) -> np.ndarray:
+    """Values of zarrs' optional type in the pipeline's element form (see
+    :mod:`zarrpy.core.dtypes.optional`): a masked array (masked = missing),
+    ``None`` elements or a ``None`` scalar (missing), plain values of the
+    inner type (present), or elements already in that form."""
+    inner = inner_type(data_type)
+    if isinstance(value, np.ndarray) and not isinstance(value, np.ma.MaskedArray) and value.dtype == data_type.numpy:
+        if data_type.is_variable:
+            return value
+        out = value.copy()
+        out[VALUE][~out[VALID]] = np.zeros((), dtype=out[VALUE].dtype)  # canonical missing: zero bytes
+        return out
+    if isinstance(value, np.ma.MaskedArray):
+        missing = np.ma.getmaskarray(value)
+        data = np.asarray(value.data)
+    elif value is None or value is np.ma.masked:
+        missing, data = np.ones((), dtype=bool), np.array(inner.default_fill(), dtype=object)
+    else:
+        data = value if isinstance(value, np.ndarray) else _object_array(value)
+        missing = np.equal(data, None) if data.dtype == object else np.zeros(data.shape, dtype=bool)
+    if missing.any():
+        if data.dtype == object or data.dtype.kind in "SUT":
+            data = data.astype(object)
+            data[missing] = inner.default_fill()
+    values = coerce_value(data, inner, data.shape)
+    present = ~missing
+    if data_type.is_variable:
+        out = np.empty(data.shape, dtype=object)
+        flat_out, flat_in, flat_ok = out.reshape(-1), values.reshape(-1), present.reshape(-1)
+        for i in range(flat_out.size):
+            flat_out[i] = element_bytes(inner, flat_in[i]) + b"\x01" if flat_ok[i] else b"\x00"
+        return out
+    out = np.zeros(data.shape, dtype=data_type.numpy)
+    out[VALUE][present] = values[present]
+    out[VALID] = present
+    return out
+
+
+def optional_result(out: np.ndarray, data_type: DataType) -> np.ma.MaskedArray:
+    """The masked array (masked = missing) of optional elements ``out``."""
+    if not data_type.is_variable:
+        return np.ma.MaskedArray(out[VALUE], mask=~out[VALID])
+    inner = inner_type(data_type)
+    flat = out.reshape(-1)
+    parts = [split(data_type, e) for e in flat]
+    dtype = inner.numpy if inner.is_string else object
+    data = np.empty(len(parts), dtype=dtype)
+    for i, (v, _) in enumerate(parts):
+        data[i] = v
+    mask = np.array([not ok for _, ok in parts], dtype=bool)
+    return np.ma.MaskedArray(data.reshape(out.shape), mask=mask.reshape(out.shape))
 
 
 def _cast(arr: np.ndarray, dtype: np.dtype) -> np.ndarray:
@@ -208,8 +264,16 @@ class ElementForm:
         """What to assign where a missing chunk is read."""
         return self.fill if self.ragged is None else empty_elements(shape, self.ragged)
 
+    def scalar(self, out: np.ndarray) -> Any:
+        """A read's result for one element (``out`` is 0-d): the element, or
+        (optional types) its inner value or ``numpy.ma.masked``."""
+        return self.result(out)[()] if is_optional(self.data_type) else out[()]
+
     def result(self, out: np.ndarray) -> Any:
-        """A read's result: ``out`` itself, or a RaggedArray of its elements."""
+        """A read's result: ``out`` itself, a RaggedArray of its elements, or
+        (zarrs' optional types) a masked array, masked where missing."""
+        if is_optional(self.data_type):
+            return optional_result(out, self.data_type)
         if self.ragged is None:
             return out
         return RaggedArray.from_list(list(out.reshape(-1)), self.ragged, shape=out.shape)

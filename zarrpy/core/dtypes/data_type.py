@@ -72,13 +72,15 @@ class DataType:
             dtype = family.dtype_from_json(name, config)
         except MetadataError as exc:
             raise MetadataError(f"data_type: {exc}") from None
-        return cls(name, dtype, family.is_variable, family)
+        return cls(name, dtype, family.is_variable_dtype(dtype), family)
 
     @classmethod
     def from_numpy(cls, dtype: Any) -> DataType:
         """The data type for a numpy dtype (or anything ``np.dtype`` accepts, or a V3 name)."""
         if isinstance(dtype, DataType):
             return dtype
+        if isinstance(dtype, dict):  # a V3 data_type member, e.g. {"name": "zarrs.optional", ...}
+            return cls.from_json(dtype)
         if dtype is str or dtype == "str":
             return cls.from_json("string")
         if dtype is bytes or (isinstance(dtype, str) and dtype in ("bytes", "binary")):

@@ -67,6 +67,12 @@ class DataTypeFamily(ABC):
     is_variable: ClassVar[bool] = False
     """True for types whose elements have no fixed size (strings, bytes)."""
 
+    def is_variable_dtype(self, dtype: np.dtype) -> bool:
+        """True when elements of ``dtype`` (from :meth:`dtype_from_json`) have
+        no fixed size. Default: :attr:`is_variable`; a wrapper type whose
+        size depends on its configuration (zarrs' ``optional``) overrides it."""
+        return self.is_variable
+
     # -- names and configuration ---------------------------------------------
 
     @abstractmethod
