@@ -71,6 +71,59 @@ def dtypes_and_arrays(shape=None) -> st.SearchStrategy[np.ndarray]:
     return core_dtypes().flatmap(lambda dt: arrays_of(dt, shape))
 
 
+STRUCT_LEAF_CODES: tuple[str, ...] = (
+    "?", "i1", "u1", "i2", "u2", "i4", "u4", "i8", "u8", "f2", "f4", "f8", "c8", "c16",
+    "M8[ns]", "M8[D]", "m8[s]", "S3", "U2", "V2",
+)
+"""numpy type codes of the struct fields :func:`structured_dtypes` draws."""
+
+
+def structured_dtypes(*, max_fields: int = 4, max_depth: int = 2, subarrays: bool = False) -> st.SearchStrategy[np.dtype]:
+    """Packed numpy structured dtypes: fields of :data:`STRUCT_LEAF_CODES` with a
+    random byte order each (``<`` or ``>``), nested structs up to ``max_depth``
+    levels, and subarray fields (Zarr V2 only) when ``subarrays``."""
+    leaf = st.tuples(st.sampled_from(STRUCT_LEAF_CODES), st.sampled_from("<>")).map(
+        lambda t: np.dtype(t[0]).newbyteorder(t[1])
+    )
+    shapes_ = st.sampled_from([(), (2,), (1, 3)]) if subarrays else st.just(())
+
+    def level(depth: int) -> st.SearchStrategy[np.dtype]:
+        child = leaf if depth <= 1 else st.one_of(leaf, leaf, level(depth - 1))
+        field = st.tuples(st.text(alphabet="abxyz_", min_size=1, max_size=3), child, shapes_)
+        return st.lists(field, min_size=1, max_size=max_fields, unique_by=lambda f: f[0]).map(
+            lambda fs: np.dtype([(n, d, shape) if shape else (n, d) for n, d, shape in fs])
+        )
+
+    return level(max_depth)
+
+
+def struct_arrays(dtype: np.dtype, shape: tuple[int, ...]) -> st.SearchStrategy[np.ndarray]:
+    """Arrays of struct ``dtype`` with random bits in every field (NaN payloads,
+    NaT, any raw bytes), except that bool fields hold 0/1 and UTF-32 fields
+    valid text (hypothesis has no strategy for structs with raw-bytes fields)."""
+    nbytes = int(np.prod(shape, dtype=np.int64)) * dtype.itemsize
+
+    def build(args: tuple[bytes, int]) -> np.ndarray:
+        raw, seed = args
+        arr = np.frombuffer(raw, dtype=dtype).reshape(shape).copy()
+        _tidy_fields(arr, np.random.default_rng(seed))
+        return arr
+
+    return st.tuples(st.binary(min_size=nbytes, max_size=nbytes), st.integers(0, 2**32 - 1)).map(build)
+
+
+def _tidy_fields(arr: np.ndarray, rng: np.random.Generator) -> None:
+    for name in arr.dtype.names or ():
+        sub = arr[name]
+        if sub.dtype.names is not None:
+            _tidy_fields(sub, rng)
+        elif sub.dtype.kind == "b":
+            arr[name] = rng.integers(0, 2, size=sub.shape).astype(bool)
+        elif sub.dtype.kind == "U":
+            words = np.array(["", "a", "é", "日本", "xyz"[: sub.dtype.itemsize // 4]], dtype=sub.dtype)
+            arr[name] = rng.choice(words, size=sub.shape)
+
+
 def permutations_of(ndim: int) -> st.SearchStrategy[list[int]]:
     """A permutation of ``range(ndim)`` (a transpose ``order``)."""
     return st.permutations(list(range(ndim)))
@@ -113,4 +166,6 @@ __all__ = [
     "permutations_of",
     "shapes",
     "spec_for",
+    "struct_arrays",
+    "structured_dtypes",
 ]
