@@ -67,6 +67,8 @@ def build_array_metadata(
     dtype, serializer = ragged_create_arguments(dtype, serializer)
     shape = parse_shape(list(user_shape(shape)), "shape")
     data_type = DataType.from_numpy(dtype)
+    if zarr_format == 2 and is_optional(data_type):
+        raise MetadataError(f"data_type: {data_type.name!r} has no Zarr V2 form (zarrs writes it in V3 only)")
     if zarr_format == 2 and is_struct(data_type.numpy) and data_type.family.endian_lane(data_type) is None:
         data_type = DataType(data_type.name, pack_struct(np.dtype(dtype), None), False, data_type.family)
     chunk_shape = _normalize_chunks(chunks, shape, data_type)

@@ -11,6 +11,7 @@ from __future__ import annotations
 from typing import Any, Iterable, Mapping, Sequence
 
 from ..core.array_bytes import ArrayBytes
+from ..core.dtypes.optional import OPTIONAL, is_optional
 from ..errors import ChunkDecodeError, CodecError
 from .abc import ArrayToArrayCodec, ArrayToBytesCodec, ByteReader, BytesToBytesCodec, ChunkSpec, Codec
 from .fill import is_fill
@@ -109,6 +110,12 @@ class BoundChain:
             specs.append(spec)
             spec = codec.resolve(spec)
         self._a2a_specs = tuple(specs)
+        a2b = chain.array_to_bytes
+        if is_optional(spec.dtype) and a2b.name != OPTIONAL and a2b.inner_chunks() is None:
+            raise CodecError(
+                f"codec {a2b.name!r}: data type {spec.dtype.name!r} is stored only by the {OPTIONAL!r} codec "
+                "(optionally inside sharding_indexed)"
+            )
         self._a2b_spec = chain.array_to_bytes.resolve(spec)
         size = chain.array_to_bytes.compute_encoded_size(self._a2b_spec)
         for b2b in chain.bytes_to_bytes:

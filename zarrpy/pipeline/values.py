@@ -65,7 +65,7 @@ def _coerce_optional(value: Any, data_type: DataType) -> np.ndarray:
         out[VALUE][~out[VALID]] = np.zeros((), dtype=out[VALUE].dtype)  # canonical missing: zero bytes
         return out
     if isinstance(value, np.ma.MaskedArray):
-        missing = np.ma.getmaskarray(value)
+        missing = _flat_mask(np.ma.getmaskarray(value))
         data = np.asarray(value.data)
     elif value is None or value is np.ma.masked:
         missing, data = np.ones((), dtype=bool), np.array(inner.default_fill(), dtype=object)
@@ -88,6 +88,14 @@ def _coerce_optional(value: Any, data_type: DataType) -> np.ndarray:
     out[VALUE][present] = values[present]
     out[VALID] = present
     return out
+
+
+def _flat_mask(mask: np.ndarray) -> np.ndarray:
+    """A masked array's mask as one bool per element (a structured mask --
+    a nested optional's -- is missing where any field is masked)."""
+    if mask.dtype.names is None:
+        return mask
+    return np.logical_or.reduce([_flat_mask(mask[name]) for name in mask.dtype.names])
 
 
 def optional_result(out: np.ndarray, data_type: DataType) -> np.ma.MaskedArray:

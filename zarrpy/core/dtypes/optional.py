@@ -120,6 +120,9 @@ class Optional(DataTypeFamily):
     def name_for_numpy(self, dtype: np.dtype) -> str | None:
         return None  # made by name only: zarrs.optional wraps a type, numpy has no such dtype
 
+    def dtype_to_v2(self, data_type: DataType) -> str | list[Any] | None:
+        raise MetadataError(f"data type {data_type.name!r} has no Zarr V2 form (zarrs writes it in V3 only)")
+
     # -- fill values ----------------------------------------------------
     def default_fill(self, data_type: DataType) -> Any:
         return missing(data_type)
