@@ -95,7 +95,10 @@ def _flat_mask(mask: np.ndarray) -> np.ndarray:
     a nested optional's -- is missing where any field is masked)."""
     if mask.dtype.names is None:
         return mask
-    return np.logical_or.reduce([_flat_mask(mask[name]) for name in mask.dtype.names])
+    out = np.zeros(mask.shape, dtype=bool)
+    for name in mask.dtype.names:
+        out |= _flat_mask(mask[name])
+    return out
 
 
 def optional_result(out: np.ndarray, data_type: DataType) -> np.ma.MaskedArray:
