@@ -335,3 +335,13 @@ def test_fill_json_round_trips_bit_for_bit(fill):
         "codecs": [{"name": "bytes", "configuration": {"endian": "little"}}],
     }).encode())
     assert meta.data_type == dt and bits(meta.fill_value, dt.numpy) == bits(value, dt.numpy)
+
+
+def test_fields_numpy_cannot_swap_refuse_a_foreign_byte_order():
+    ml_dtypes = pytest.importorskip("ml_dtypes")
+    dtype = np.dtype([("a", ml_dtypes.bfloat16), ("n", [("h", ml_dtypes.bfloat16)]), ("b", "<i2")])
+    with pytest.raises(zarrpy.CodecError, match=r"\['a', 'n.h'\].*big-endian"):
+        zarrpy.create_array({}, shape=(2,), dtype=dtype, serializer={"name": "bytes", "configuration": {"endian": "big"}})
+    a = zarrpy.create_array({}, shape=(2,), dtype=dtype)  # little (native): stored as they are
+    a[:] = [(1.5, (2.0,), 2), (2.5, (-1.0,), 3)]
+    assert a[...]["n"]["h"].tolist() == [2.0, -1.0]

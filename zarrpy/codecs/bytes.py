@@ -18,6 +18,7 @@ from typing import Any, Mapping, NamedTuple, Sequence
 import numpy as np
 
 from ..core.array_bytes import ArrayBytes
+from ..core.dtypes.struct import unswappable_fields
 from ..core.dtypes import DataType
 from ..errors import ChunkDecodeError, CodecError
 from ._config import check_choice, check_keys
@@ -61,6 +62,13 @@ class BytesCodec(ArrayToBytesCodec):
             )
         if self.endian is None and endian_required(spec.dtype):
             raise CodecError(f"codec 'bytes': 'endian' is required for data type {spec.dtype.name!r}")
+        if spec.dtype.numpy.fields is not None and self.endian not in (None, sys.byteorder):
+            fields = unswappable_fields(spec.dtype.numpy)
+            if fields:
+                raise CodecError(
+                    f"codec 'bytes': struct field(s) {fields} cannot be stored {self.endian}-endian "
+                    "(numpy cannot byte-swap their type inside a struct); use the native byte order"
+                )
         return spec
 
     def same_stored_form(self, other: Codec) -> bool:

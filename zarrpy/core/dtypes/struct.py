@@ -39,16 +39,14 @@ of one element in the in-memory layout.
 from __future__ import annotations
 
 import base64
-from typing import TYPE_CHECKING, Any, Literal
+from typing import Any, Literal
 
 import numpy as np
 
 from ...errors import MetadataError
+from .data_type import DataType  # data_type -> registry loads this module by name, at run time: no cycle
 from .family import DataTypeFamily
 from .fill_json import b64
-
-if TYPE_CHECKING:
-    from .data_type import DataType
 
 STRUCT = "struct"
 LEGACY_STRUCT = "structured"
@@ -67,8 +65,6 @@ def pack_struct(dtype: np.dtype, order: Literal["<", ">"] | None = "<", where: s
     naming the field for titles, object or variable-length fields, and field
     types zarrpy has no data type for.
     """
-    from .data_type import DataType  # a sibling module; data_type imports the registry, which imports us lazily
-
     if dtype.names is None or dtype.fields is None:
         raise MetadataError(f"{where or 'dtype'}: expected a structured dtype, got {dtype}")
     if not dtype.names:
@@ -110,6 +106,21 @@ def has_multi_byte_fields(dtype: np.dtype) -> bool:
     return any(dtype.fields[name][0].itemsize > 1 for name in dtype.names or ())  # type: ignore[index]
 
 
+def unswappable_fields(dtype: np.dtype, where: str = "") -> list[str]:
+    """Paths of the fields numpy cannot byte-swap (ml_dtypes' multi-byte types:
+    ``newbyteorder`` leaves them as they are), nested structs included."""
+    out: list[str] = []
+    for name in dtype.names or ():
+        sub = dtype.fields[name][0]  # type: ignore[index]
+        base = sub.subdtype[0] if sub.subdtype is not None else sub
+        path = f"{where}.{name}" if where else name
+        if base.fields is not None:
+            out += unswappable_fields(base, path)
+        elif type(base).__module__ != "numpy.dtypes" and base.itemsize > 1:
+            out.append(path)
+    return out
+
+
 class StructFamily(DataTypeFamily):
     """``struct`` (written) and ``structured`` (read, kept): numpy structured dtypes."""
 
@@ -118,8 +129,6 @@ class StructFamily(DataTypeFamily):
     # -- names and configuration ---------------------------------------------
 
     def dtype_from_json(self, name: str, configuration: dict[str, Any] | None) -> np.dtype:
-        from .data_type import DataType
-
         if not isinstance(configuration, dict) or set(configuration) != {"fields"}:
             raise MetadataError(f"{name!r} needs configuration {{\"fields\": [...]}}, got {configuration!r}")
         fields = configuration["fields"]
@@ -218,8 +227,6 @@ class StructFamily(DataTypeFamily):
 
 def _coerce_fields(dtype: np.dtype, value: Any, where: str) -> np.ndarray:
     """A 0-d array of struct ``dtype`` from a tuple/list or dict of field values."""
-    from .data_type import DataType
-
     names = dtype.names or ()
     if isinstance(value, np.ndarray) and value.shape == () and value.dtype.fields is not None:
         value = value[()]
@@ -261,8 +268,6 @@ def _coerce_fields(dtype: np.dtype, value: Any, where: str) -> np.ndarray:
 
 
 def _coerce_subarray(base: np.dtype, shape: tuple[int, ...], value: Any, where: str) -> np.ndarray:
-    from .data_type import DataType
-
     arr = np.asarray(value, dtype=object) if base.fields is not None else np.asarray(value)
     if arr.shape != shape:
         raise ValueError(f"field {where!r}: expected shape {shape}, got {arr.shape}")
@@ -277,8 +282,6 @@ def _coerce_subarray(base: np.dtype, shape: tuple[int, ...], value: Any, where: 
 
 def _field_types(data_type: DataType, what: str) -> list[tuple[str, DataType]]:
     """(name, data type) of each field; a subarray field (V2 only) raises MetadataError."""
-    from .data_type import DataType
-
     dtype = data_type.numpy
     out = []
     for fname in dtype.names or ():
@@ -308,4 +311,7 @@ def _strip(message: str) -> str:
     return message
 
 
-__all__ = ["LEGACY_STRUCT", "STRUCT", "StructFamily", "has_multi_byte_fields", "is_struct", "pack_struct"]
+__all__ = [
+    "LEGACY_STRUCT", "STRUCT", "StructFamily", "has_multi_byte_fields", "is_struct", "pack_struct",
+    "unswappable_fields",
+]
