@@ -246,3 +246,16 @@ def test_decode_errors_name_the_codec():
                 bytes.fromhex("09000000000000000800000000000000") + good[16:]):
         with pytest.raises(ChunkDecodeError, match="zarrs.optional"):
             codec.decode(bad, spec)
+
+
+@pytest.mark.parametrize("dtype, fill, shown, doc", [
+    ("int16", None, np.ma.masked, None),
+    ("int16", 5, 5, [5]),
+    ("string", "ab", "ab", ["ab"]),
+    ("string", None, np.ma.masked, None),
+])
+def test_fill_value_property_is_the_user_form(dtype, fill, shown, doc):
+    a = zarrpy.create_array({}, shape=(4,), dtype=optional_of(dtype), chunks=(2,), fill_value=fill)
+    assert a.fill_value is shown if shown is np.ma.masked else a.fill_value == shown
+    again = zarrpy.create_array({}, shape=(4,), dtype=optional_of(dtype), chunks=(2,), fill_value=a.fill_value)
+    assert again.metadata.data_type.fill_to_json(again.metadata.fill_value) == doc

@@ -21,7 +21,7 @@ from ..metadata.nodes import ArrayMetadata
 from ..metadata.v3 import ArrayMetadataV3
 from ..pipeline.chunk_io import StoredSizes, BlockWrite, ChunkData, ChunkIO
 from ..pipeline.convert import v2_to_v3
-from ..pipeline.values import coerce_value
+from ..pipeline.values import coerce_value, user_fill
 from ..stores.abc import Store
 from ._info import ArrayInfo
 from ._node import ARRAY_METADATA, Node, location, read_metadata
@@ -103,7 +103,9 @@ class Array(Node[ArrayMetadata]):
 
     @property
     def fill_value(self) -> Any:
-        return self._v3.fill_value
+        """The fill value (zarrs' optional types: ``numpy.ma.masked`` for
+        missing, else the inner value)."""
+        return user_fill(self._v3.data_type, self._v3.fill_value)
 
     @property
     def nbytes(self) -> int:

@@ -101,6 +101,15 @@ def _flat_mask(mask: np.ndarray) -> np.ndarray:
     return out
 
 
+def user_fill(data_type: DataType, fill: Any) -> Any:
+    """A fill value as users see it: as stored, but for zarrs' optional
+    types ``numpy.ma.masked`` (missing) or the inner value."""
+    if not is_optional(data_type):
+        return fill
+    inner, present = split(data_type, fill)
+    return user_fill(inner_type(data_type), inner) if present else np.ma.masked
+
+
 def optional_result(out: np.ndarray, data_type: DataType) -> np.ma.MaskedArray:
     """The masked array (masked = missing) of optional elements ``out``."""
     if not data_type.is_variable:
