@@ -9,7 +9,12 @@ The inner type is ``name`` plus ``configuration`` (zarrs requires the member;
 ``{}`` for a type without one, and zarrpy writes it so; a missing one is
 read as ``{}``). Inner types nest (``optional`` of ``optional``). zarrpy
 reads the name ``optional`` too (zarrs' name before it took the ``zarrs.``
-prefix) and writes ``zarrs.optional``.
+prefix; kept when such an array's metadata is rewritten) and writes
+``zarrs.optional`` for new arrays.
+
+Known limit: the in-memory dtype of an optional string and of optional bytes
+is the same numpy ``object`` dtype, so those two :class:`DataType` values
+compare equal (their JSON differs; nothing in zarrpy keys on the equality).
 
 Fill values: ``null`` is missing; ``[v]`` is present with the inner type's
 fill-value JSON ``v`` (``[null]`` is "present, inner missing" for a nested
