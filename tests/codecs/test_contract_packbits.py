@@ -30,7 +30,7 @@ def component_bits(dtype: np.dtype) -> tuple[int, int]:
 def model_round_trip(array: np.ndarray, first: int, last: int) -> np.ndarray:
     """What decoding gives per the spec: bits first..last of each component
     kept in place, sign-extended to N bits for signed integers, the rest 0."""
-    n, count = component_bits(array.dtype)
+    n, _ = component_bits(array.dtype)
     width = max(1, n // 8)
     raw = np.ascontiguousarray(array).reshape(-1).astype(array.dtype.newbyteorder("<")).view(np.uint8)
     out = bytearray()

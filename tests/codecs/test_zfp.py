@@ -146,6 +146,6 @@ def test_truncated_stream_is_a_decode_error():
 
 def test_missing_library_says_what_to_install(monkeypatch):
     monkeypatch.setattr(_zfp_lib, "_lib", None)
-    monkeypatch.setattr(_zfp_lib, "_candidates", lambda: [])
+    monkeypatch.setattr(_zfp_lib, "_candidates", list)
     with pytest.raises(CodecError, match=r"pip install 'zarrpy\[zfp\]'"):
         encode(ZfpCodec("reversible"), np.zeros(4, np.float32))
