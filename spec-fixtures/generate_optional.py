@@ -79,7 +79,8 @@ def write(name: str, meta: dict[str, Any], values: np.ndarray, valid: np.ndarray
     (store or store_fixed)(array, array.subset_all, values, valid)
     np.save(fdir / "expected_mask.npy", ~valid, allow_pickle=False)
     fixture = {"producer": PRODUCER, "path": "data.zarr", "description": description, "node_type": "array",
-               "mask": "expected_mask.npy: True = missing (numpy.ma convention)", **(extra or {})}
+               "mask": "expected_mask.npy: True = missing (numpy.ma convention)",
+               "own_test": "tests/integration/test_zarrs_optional.py", **(extra or {})}
     (fdir / "fixture.json").write_text(json.dumps(fixture, indent=2) + "\n")
 
 
