@@ -6,7 +6,8 @@ variable-length and nested."""
 
 from __future__ import annotations
 
-from typing import Any, Sequence
+from collections.abc import Sequence
+from typing import Any
 
 import numpy as np
 from hypothesis import strategies as st

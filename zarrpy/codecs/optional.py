@@ -33,7 +33,8 @@ refuses a configuration without either)::
 from __future__ import annotations
 
 import struct
-from typing import Any, Mapping, Sequence
+from collections.abc import Mapping, Sequence
+from typing import Any
 
 import numpy as np
 
@@ -57,7 +58,7 @@ class OptionalCodec(ArrayToBytesCodec):
     """Mask and present values of an ``optional`` chunk, encoded separately."""
 
     name = NAME
-    __slots__ = ("mask_codecs", "data_codecs")
+    __slots__ = ("data_codecs", "mask_codecs")
 
     def __init__(
         self,

@@ -108,7 +108,7 @@ class Optional(DataTypeFamily):
         try:
             inner = DataType.from_json({"name": inner_name, "configuration": inner_config} if inner_config else inner_name)
         except MetadataError as exc:
-            raise MetadataError(f"{name!r}: inner {str(exc)}") from None
+            raise MetadataError(f"{name!r}: inner {exc!s}") from None
         return optional_dtype(inner)
 
     def is_variable_dtype(self, dtype: np.dtype) -> bool:
@@ -225,15 +225,15 @@ def split(data_type: DataType, value: Any) -> tuple[Any, bool]:
 
 
 __all__ = [
-    "EncodedOptional",
-    "optional_default_serializer",
-    "optional_of",
     "OPTIONAL",
+    "EncodedOptional",
     "Optional",
     "inner_type",
     "is_optional",
     "missing",
+    "optional_default_serializer",
     "optional_dtype",
+    "optional_of",
     "present",
     "split",
 ]
