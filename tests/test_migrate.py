@@ -271,9 +271,10 @@ def test_a_different_zarr_json_is_refused_and_nothing_is_written(v2_store):
 
 def test_a_v2_array_without_a_v3_form_is_refused_and_nothing_is_written(v2_store):
     root, _ = v2_store
-    fixed = root / "num/records"  # structured dtypes have no zarrpy data type yet
+    fixed = root / "num/records"  # a struct with fields in two byte orders: no V3 form without rewriting chunks
     fixed.mkdir()
-    (fixed / ".zarray").write_text(json.dumps({"shape": [2], "chunks": [2], "dtype": [["a", "<i4"]], "fill_value": None,
+    (fixed / ".zarray").write_text(json.dumps({"shape": [2], "chunks": [2], "dtype": [["a", "<i4"], ["b", ">i2"]],
+                                               "fill_value": None,
                                                "order": "C", "filters": None, "compressor": None,
                                                "zarr_format": 2}))
     state = _snapshot(root)

@@ -145,3 +145,29 @@ def test_legacy_structured_written_by_hand_reads_in_both(tmp_path):
     again = json.loads((path / "zarr.json").read_text())
     assert again["data_type"] == doc["data_type"] and again["fill_value"] == doc["fill_value"]
     assert zarr.open_array(str(path))[...].tolist() == [(1, 1.5), (2, 2.5), (7, -2.5), (7, -2.5)]
+
+
+@pytest.mark.parametrize("dtype, endian", [
+    (np.dtype([("a", ">f8"), ("c", [("x", ">u2"), ("y", "S3")])]), "big"),
+    (np.dtype([("a", "<f8"), ("c", [("x", "<u2"), ("y", "S3")])]), "little"),
+])
+def test_migrated_v2_struct_reads_equal_in_zarr_python(tmp_path, dtype, endian):
+    """A V2 struct whose fields share one byte order migrates to V3 without
+    rewriting chunks: that order becomes the bytes codec's endian."""
+    from zarrpy.tools.migrate import migrate_v3
+
+    path = tmp_path / "m.zarr"
+    z = zarr.create_array(str(path), shape=(5,), chunks=(2,), dtype=dtype, zarr_format=2, fill_value=(1.5, (2, b"f")))
+    data = values_for(dtype, 4)
+    z[:4] = data
+    migrate_v3(str(path))
+    doc = json.loads((path / "zarr.json").read_text())
+    assert doc["codecs"][0] == {"name": "bytes", "configuration": {"endian": endian}}
+    assert doc["data_type"]["name"] == "struct"
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        back = zarr.open_array(str(path), zarr_format=3)
+        got = back[...]
+    expected = np.concatenate([data, np.array([(1.5, (2, b"f"))], dtype=dtype)])
+    same_bits(got, expected)
+    same_bits(zarrpy.open_array(str(path), zarr_format=3)[...], expected)

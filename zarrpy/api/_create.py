@@ -26,7 +26,7 @@ from ..codecs.user_forms import codec_from_any
 from ..codecs.vlen_array import VlenArrayCodec
 from ..core.dtypes import DataType
 from ..core.dtypes.optional import is_optional, optional_default_serializer
-from ..core.dtypes.struct import has_multi_byte_fields, is_struct, pack_struct
+from ..core.dtypes.struct import has_multi_byte_fields, is_struct, pack_struct, v3_endian
 from ..errors import CodecError, MetadataError, NodeExistsError
 from ..metadata._parse import parse_json_document, parse_shape
 from ..metadata.v2 import ArrayMetadataV2, GroupMetadataV2
@@ -311,9 +311,13 @@ def _build_codecs(
             endian = "big" if encoded.byteorder == ">" else "little"
         if is_struct(data_type.numpy):
             # zarr-python: V3 structs with a field of more than one byte store
-            # little-endian; V2 structs store each field in its own order.
-            multi = zarr_format == 3 and has_multi_byte_fields(data_type.numpy)
-            serializer = BytesCodec("little" if multi else None)
+            # little-endian; V2 structs store each field in its own order (the
+            # fields' one order as `endian`, none when they differ: as V2 reads).
+            if zarr_format == 3:
+                serializer = BytesCodec("little" if has_multi_byte_fields(data_type.numpy) else None)
+            else:
+                struct_endian = v3_endian(data_type.numpy)
+                serializer = BytesCodec(None if struct_endian == "mixed" else struct_endian)
         else:
             serializer = BytesCodec(endian if endian_required(data_type) else None)
     if isinstance(compressors, str) and compressors == "auto":

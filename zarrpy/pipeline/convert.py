@@ -69,7 +69,7 @@ from ..codecs.chain import CodecChain
 from ..codecs.registry import codec_class_for_v2_id, codec_from_json
 from ..core.dtypes import DataType
 from ..core.dtypes.registry import family_for_name, family_for_v2_name
-from ..core.dtypes.struct import STRUCT, pack_struct
+from ..core.dtypes.struct import STRUCT, pack_struct, v3_endian
 from ..errors import CodecError, MetadataError
 from ..metadata.v2 import OBJECT_CODEC_IDS, ArrayMetadataV2, dtype_to_json_v2, find_object_codec, parse_dtype_v2
 from ..metadata.v3 import ArrayMetadataV3, ChunkKeyEncodingSpec
@@ -113,8 +113,12 @@ def v2_data_type(meta: ArrayMetadataV2) -> DataType:
     return DataType.from_numpy(dt)
 
 
-def v2_to_v3(meta: ArrayMetadataV2) -> ArrayMetadataV3:
+def v2_to_v3(meta: ArrayMetadataV2, *, document: bool = False) -> ArrayMetadataV3:
     """The V3 description of the same stored bytes as ``meta``.
+
+    ``document=True`` asks for a V3 document other readers take (``zarr
+    migrate``): a struct whose fields have different byte orders has none
+    (V3 stores every field in the ``bytes`` codec's one order), and raises.
 
     Every codec is built and the whole chain bound once, so a V2 array whose
     chunks zarrpy cannot decode fails here, at open, not at the first read.
@@ -126,6 +130,11 @@ def v2_to_v3(meta: ArrayMetadataV2) -> ArrayMetadataV3:
         has no V3 form or names an unknown or refused codec.
     """
     data_type = v2_data_type(meta)
+    if document and data_type.numpy.fields is not None and v3_endian(data_type.numpy) == "mixed":
+        raise MetadataError(
+            f"dtype: struct {meta.dtype!r} has fields in different byte orders; a V3 struct stores every "
+            "field in one byte order (the bytes codec's), so its chunks would have to be rewritten"
+        )
     # coerce_fill also turns the default of r<bits> (a numpy void) into bytes, as V3 parsing gives
     fill = data_type.coerce_fill(data_type.default_fill() if meta.fill_value is None else meta.fill_value)
     codecs: list[dict[str, Any]] = []
@@ -231,6 +240,14 @@ def _endian(dtype: np.dtype) -> str | None:
 
 def _bytes_serializer(dtype: np.dtype) -> dict[str, Any]:
     endian = _endian(dtype)
+    if dtype.fields is not None:
+        # a struct: its fields' one byte order is the codec's endian (the V3 form
+        # zarr-python reads); fields in mixed orders get `bytes` without endian,
+        # which stores the V2 layout as it is (readable, but no V3 document:
+        # see v2_to_v3(document=True))
+        endian = v3_endian(dtype)
+        if endian == "mixed":
+            endian = None
     return {"name": "bytes"} if endian is None else {"name": "bytes", "configuration": {"endian": endian}}
 
 

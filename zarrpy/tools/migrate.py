@@ -182,7 +182,7 @@ def _plan_node(path: str, docs: dict[str, bytes | None]) -> _Node | None:
     v2 = parse_node_metadata_v2(docs[".zarray"], docs[".zgroup"], docs[".zattrs"], path)
     if isinstance(v2, ArrayMetadataV2):
         try:
-            new: ArrayMetadataV3 | GroupMetadataV3 = v2_to_v3(v2)
+            new: ArrayMetadataV3 | GroupMetadataV3 = v2_to_v3(v2, document=True)
         except MetadataError as exc:
             raise MetadataError(f"array {where!r} has no V3 form: {exc}") from None
     else:

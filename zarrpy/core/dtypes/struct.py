@@ -39,6 +39,7 @@ of one element in the in-memory layout.
 from __future__ import annotations
 
 import base64
+import sys
 from typing import Any, Literal
 
 import numpy as np
@@ -104,6 +105,35 @@ def has_multi_byte_fields(dtype: np.dtype) -> bool:
     """zarr-python's rule for the default ``bytes`` endian: some top-level field
     is more than one byte (a nested struct or ``S3`` counts by its size)."""
     return any(dtype.fields[name][0].itemsize > 1 for name in dtype.names or ())  # type: ignore[index]
+
+
+def field_byte_orders(dtype: np.dtype) -> set[str]:
+    """The byte orders (``"little"``/``"big"``) of a struct's multi-byte
+    fields that have one, nested fields and subarrays included."""
+    out: set[str] = set()
+    for name in dtype.names or ():
+        sub = dtype.fields[name][0]  # type: ignore[index]
+        base = sub.subdtype[0] if sub.subdtype is not None else sub
+        if base.fields is not None:
+            out |= field_byte_orders(base)
+        elif base.itemsize > 1 and base.byteorder != "|" and type(base).__module__ == "numpy.dtypes":
+            little = base.byteorder == "<" or (base.byteorder == "=" and sys.byteorder == "little")
+            out.add("little" if little else "big")
+    return out
+
+
+def v3_endian(dtype: np.dtype) -> str | None:
+    """The ``bytes`` codec ``endian`` that stores struct ``dtype`` in its own
+    layout: its fields' one byte order (``"little"`` when none has one but some
+    field is multi-byte, as zarr-python), None for 1-byte fields only -- or
+    ``"mixed"`` when the fields differ (no V3 form: V3 stores every field in
+    the codec's one order)."""
+    orders = field_byte_orders(dtype)
+    if len(orders) > 1:
+        return "mixed"
+    if orders:
+        return orders.pop()
+    return "little" if has_multi_byte_fields(dtype) else None
 
 
 def unswappable_fields(dtype: np.dtype, where: str = "") -> list[str]:
@@ -313,5 +343,5 @@ def _strip(message: str) -> str:
 
 __all__ = [
     "LEGACY_STRUCT", "STRUCT", "StructFamily", "has_multi_byte_fields", "is_struct", "pack_struct",
-    "unswappable_fields",
+    "field_byte_orders", "unswappable_fields", "v3_endian",
 ]
