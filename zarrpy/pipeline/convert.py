@@ -69,7 +69,7 @@ from ..codecs.chain import CodecChain
 from ..codecs.registry import codec_class_for_v2_id, codec_from_json
 from ..core.dtypes import DataType
 from ..core.dtypes.registry import family_for_name, family_for_v2_name
-from ..core.dtypes.struct import STRUCT, pack_struct, v3_endian
+from ..core.dtypes.struct import STRUCT, StructFamily, pack_struct, v3_endian
 from ..errors import CodecError, MetadataError
 from ..metadata.v2 import OBJECT_CODEC_IDS, ArrayMetadataV2, dtype_to_json_v2, find_object_codec, parse_dtype_v2
 from ..metadata.v3 import ArrayMetadataV3, ChunkKeyEncodingSpec
@@ -353,7 +353,7 @@ def _v2_numeric_dtype(
             )
         return own
     dt = data_type.numpy
-    if dt.fields is not None:  # a struct: the fields in the order `bytes` stores them
+    if isinstance(data_type.family, StructFamily):  # the fields in the order `bytes` stores them
         if filters:
             raise MetadataError(f"codecs: array filters before 'bytes' on a struct ({data_type.name!r}) have no V2 form")
         return dtype_to_json_v2(dt if endian is None else dt.newbyteorder("<" if endian == "little" else ">"))
@@ -414,7 +414,7 @@ def v3_to_v2(meta: ArrayMetadataV3, *, order: str | None = None) -> ArrayMetadat
             if fill not in (b"", None):
                 raise MetadataError("fill_value: a vlen-array array's fill value must be the empty element")
             fill = None
-    elif meta.data_type.numpy.fields is not None:  # the element in the V2 layout
+    elif isinstance(meta.data_type.family, StructFamily):  # the element in the V2 layout
         fill = np.asarray(fill, dtype=meta.data_type.numpy).astype(parse_dtype_v2(v2.dtype)).tobytes()
     elif meta.data_type.numpy.kind == "V" and meta.data_type.family.endian_lane(meta.data_type) is None:
         fill = bytes(fill)  # raw bytes and structs (not ml_dtypes' kind-V numbers)
