@@ -41,9 +41,8 @@ TYPES: list[tuple[object, str]] = [
         "bfloat16", "float8_e4m3fn", "float8_e5m2", "float8_e4m3fnuz", "float8_e5m2fnuz", "float8_e4m3b11fnuz",
         "float8_e3m4", "float8_e4m3", "float8_e8m0fnu", "float6_e2m3fn", "float6_e3m2fn", "float4_e2m1fn",
         "int2", "uint2", "int4", "uint4")],
-    # ml_dtypes 0.6 added these (.ci/min-versions runs 0.5, which has neither)
-    *[(getattr(ml_dtypes, ml), n) for ml, n in (("complex32", "complex_float16"), ("bcomplex32", "complex_bfloat16"))
-      if hasattr(ml_dtypes, ml)],
+    (ml_dtypes.complex32, "complex_float16"),
+    (ml_dtypes.bcomplex32, "complex_bfloat16"),
 ]
 
 

@@ -25,8 +25,6 @@ from zarrpy.core.dtypes import ml as ml_module
 from zarrpy.errors import CodecError, MetadataError
 from zarrpy.metadata.v2 import encode_fill_value_v2, parse_fill_value_v2
 
-HAS_COMPLEX32 = hasattr(ml_dtypes, "complex32")
-needs_complex32 = pytest.mark.skipif(not HAS_COMPLEX32, reason="ml_dtypes < 0.6 has no complex32/bcomplex32")
 
 FLOATS = ml_module.FLOAT_NAMES
 INTS = ml_module.INT_NAMES
@@ -35,11 +33,7 @@ STRUCT_COMPLEX = tuple(n for n in ml_module.COMPLEX_NAMES if n not in ML_COMPLEX
 _UINT = {1: np.uint8, 2: np.uint16, 4: np.uint32, 8: np.uint64}
 
 
-def _available(names: tuple[str, ...]) -> list[str]:
-    return [n for n in names if HAS_COMPLEX32 or n not in ML_COMPLEX]
-
-
-ALL_NAMES = _available(FLOATS + INTS + ml_module.COMPLEX_NAMES)
+ALL_NAMES = list(FLOATS + INTS + ml_module.COMPLEX_NAMES)
 
 
 def lane_bits(name: str) -> int:
@@ -85,7 +79,6 @@ def test_real_names_are_the_ml_dtypes_types(name: str) -> None:
     assert DataType.from_numpy(name).numpy == dt.numpy  # dtype="bfloat16" by name
 
 
-@needs_complex32
 @pytest.mark.parametrize(("name", "ml"), [("complex_float16", "complex32"), ("complex_bfloat16", "bcomplex32")])
 def test_complex_16_bit_lanes_are_ml_dtypes_complex(name: str, ml: str) -> None:
     dt = DataType.from_json(name)
@@ -115,7 +108,7 @@ def test_missing_ml_dtypes_type_names_the_version(monkeypatch: pytest.MonkeyPatc
     monkeypatch.setitem(sys.modules, "ml_dtypes", fake)
     with pytest.raises(MetadataError, match=r"complex_float16.*ml_dtypes >= 0\.6.*0\.5\.0 is installed"):
         DataType.from_json("complex_float16")
-    with pytest.raises(MetadataError, match=r"bfloat16.*ml_dtypes >= 0\.5"):
+    with pytest.raises(MetadataError, match=r"bfloat16.*ml_dtypes >= 0\.6"):
         DataType.from_json("bfloat16")
 
 
@@ -174,8 +167,6 @@ V3_FILLS: list[tuple[str, Any, list[int], Any]] = [
 
 @pytest.mark.parametrize(("name", "text", "lanes", "written"), V3_FILLS)
 def test_v3_fill_json_bit_exact(name: str, text: Any, lanes: list[int], written: Any) -> None:
-    if name in ML_COMPLEX and not HAS_COMPLEX32:
-        pytest.skip("ml_dtypes < 0.6")
     dt = DataType.from_json(name)
     value = dt.fill_from_json(text)
     assert canonical(np.asarray(value), name).tolist() == lanes
@@ -301,8 +292,6 @@ def test_unsigned_and_float_sub_byte_stored_with_high_bits_clear() -> None:
 
 @pytest.mark.parametrize("name", ["bfloat16", "complex_float16", "complex_bfloat16"])
 def test_multi_byte_lanes_swap_for_big_endian(name: str) -> None:
-    if name in ML_COMPLEX and not HAS_COMPLEX32:
-        pytest.skip("ml_dtypes < 0.6")
     dt = DataType.from_json(name)
     rng = np.random.default_rng(1)
     raw = rng.integers(0, 256, 6 * dt.numpy.itemsize, dtype=np.uint8).tobytes()
@@ -454,7 +443,7 @@ def test_hypothesis_roundtrip_sharded(name: str, data: st.DataObject) -> None:
     _roundtrip(name, data.draw(_case(name)), sharded=True)
 
 
-@pytest.mark.parametrize("name", _available(("bfloat16", "complex_float16", "complex_bfloat16")))
+@pytest.mark.parametrize("name", ["bfloat16", "complex_float16", "complex_bfloat16"])
 @_SETTINGS
 @given(data=st.data())
 def test_hypothesis_roundtrip_big_endian(name: str, data: st.DataObject) -> None:

@@ -99,11 +99,12 @@ CHAINS: dict[str, dict[str, Any]] = {
 }
 
 
-@pytest.mark.parametrize("chain", list(CHAINS))
-@pytest.mark.parametrize("name", TS_TYPES)
+# big-endian bytes only differ from little-endian for the one multi-byte type tensorstore has
+WRITE_CASES = [(name, chain) for name in TS_TYPES for chain in CHAINS if chain != "big_endian" or name == "bfloat16"]
+
+
+@pytest.mark.parametrize(("name", "chain"), WRITE_CASES)
 def test_zarrpy_writes_tensorstore_reads(tmp_path: Path, name: str, chain: str) -> None:
-    if chain == "big_endian" and name != "bfloat16":
-        pytest.skip("big endian only matters for bfloat16")
     dt = np.dtype(getattr(ml_dtypes, name))
     data = data_for(name, SHAPE, 1)
     fill = fill_for(name)

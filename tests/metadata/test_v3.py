@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import copy
 import json
-import re
 from pathlib import Path
 
 import numpy as np
@@ -186,7 +185,6 @@ def _fixture_docs():
 def test_fixture_metadata_parses_and_is_stable(path):
     raw = path.read_bytes()
     key = str(path.relative_to(FIXTURES))
-    _skip_without_ml_complex(raw)
     meta = parse_node_metadata(raw, key)
     written = meta.to_bytes()
     again = parse_node_metadata(written, key)
@@ -224,14 +222,6 @@ def _fixture_fill_checks():
             yield pytest.param(fx.parent, info["fill_value_check"], id=str(fx.parent.relative_to(FIXTURES)))
 
 
-def _skip_without_ml_complex(raw):
-    """complex_float16 / complex_bfloat16 need ml_dtypes >= 0.6 (the minimum-versions run has 0.5)."""
-    import ml_dtypes
-
-    if not hasattr(ml_dtypes, "complex32") and re.search(rb'"complex_(b?float16)"', raw):
-        pytest.skip("complex_float16 / complex_bfloat16 need ml_dtypes >= 0.6")
-
-
 def _fill_le_bytes(value, dtype):
     """A fill scalar's little-endian bytes (raw bytes as they are; ml_dtypes
     types, kind 'V'/'W' too, are native = little-endian here)."""
@@ -244,7 +234,6 @@ def _fill_le_bytes(value, dtype):
 
 @pytest.mark.parametrize("folder, check", list(_fixture_fill_checks()))
 def test_fixture_fill_value_bit_for_bit(folder, check):
-    _skip_without_ml_complex((folder / "data.zarr" / "zarr.json").read_bytes())
     meta = ArrayMetadataV3.from_bytes((folder / "data.zarr" / "zarr.json").read_bytes())
     dtype = meta.data_type.numpy
     if "value" in check:  # strings / bytes: the fill itself (bytes as hex), no raw bytes

@@ -127,7 +127,6 @@ class BytesCodec(ArrayToBytesCodec):
         return spec.dtype.family.decode_elements(spec.dtype, arr.reshape(shape))
 
 
-
     @property
     def capabilities(self) -> CodecCapabilities:
         return PARTIAL

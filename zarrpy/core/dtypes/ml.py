@@ -24,8 +24,8 @@ V3 name                  numpy dtype                      V2 (tensorstore)
    ``float8_e4m3b11fnuz``, ``float8_e5m2``, ``float8_e5m2fnuz``,
    ``float8_e8m0fnu``: tensorstore's ``zarr`` driver writes them (no byte
    order prefix; bfloat16 is little-endian there).
-.. [2] ml_dtypes 0.6 or later; with an older one these two names raise an
-   error naming the version.
+.. [2] ml_dtypes 0.6 added these (so zarrpy needs ml_dtypes >= 0.6; with an
+   older one installed they raise an error naming the version).
 .. [3] zarrs' names for numpy's complex types: read, and kept when the
    metadata is rewritten; zarrpy writes ``complex64``/``complex128`` for
    numpy complex arrays.
@@ -78,7 +78,7 @@ from .fill_json import float_to_json, parse_float, parse_int
 if TYPE_CHECKING:
     from .data_type import DataType
 
-MIN_ML_DTYPES = "0.5"
+MIN_ML_DTYPES = "0.6"
 
 FLOAT_NAMES: tuple[str, ...] = (
     "bfloat16",
@@ -96,14 +96,11 @@ V2_FLOAT_NAMES: tuple[str, ...] = (
 V2_INT_NAMES: tuple[str, ...] = ("int2", "int4")
 
 # complex_<lane> -> the ml_dtypes complex type and the version that added it.
-_ML_COMPLEX = {"float16": ("complex32", "0.6"), "bfloat16": ("bcomplex32", "0.6")}
+_ML_COMPLEX = {"float16": "complex32", "bfloat16": "bcomplex32"}
 _NUMPY_COMPLEX = {"float32": "complex64", "float64": "complex128"}
 COMPLEX_NAMES: tuple[str, ...] = tuple(
     f"complex_{lane}" for lane in ("float16", "bfloat16", "float32", "float64", *FLOAT_NAMES[1:])
 )
-
-# What each ml_dtypes type needs (for the error when it is missing).
-_ADDED_IN = {"complex32": "0.6", "bcomplex32": "0.6"}
 
 _SIGNED_SUB_BYTE = {"int2", "int4"}
 
@@ -126,14 +123,14 @@ def ml_dtype(name: str, data_type_name: str | None = None) -> np.dtype:
         module = importlib.import_module("ml_dtypes")
     except ImportError:
         raise MetadataError(
-            f"data type {what!r} needs the ml_dtypes package (>= {_ADDED_IN.get(name, MIN_ML_DTYPES)}); "
+            f"data type {what!r} needs the ml_dtypes package (>= {MIN_ML_DTYPES}); "
             "install it with `pip install ml_dtypes`"
         ) from None
     found = getattr(module, name, None)
     if found is None:
         version = getattr(module, "__version__", "unknown")
         raise MetadataError(
-            f"data type {what!r} needs ml_dtypes >= {_ADDED_IN.get(name, MIN_ML_DTYPES)} "
+            f"data type {what!r} needs ml_dtypes >= {MIN_ML_DTYPES} "
             f"(ml_dtypes.{name}); ml_dtypes {version} is installed"
         )
     dtype: np.dtype = np.dtype(found)
@@ -384,7 +381,7 @@ class ComplexFloats(DataTypeFamily):
         if lane in _NUMPY_COMPLEX:
             return np.dtype(_NUMPY_COMPLEX[lane])
         if lane in _ML_COMPLEX:
-            return ml_dtype(_ML_COMPLEX[lane][0], name)
+            return ml_dtype(_ML_COMPLEX[lane], name)
         part = ml_dtype(lane, name)
         return np.dtype([("real", part), ("imag", part)])
 
