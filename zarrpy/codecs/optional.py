@@ -44,7 +44,8 @@ from ..core.dtypes.optional import VALID, VALUE, inner_type, is_optional
 from ..errors import ChunkDecodeError, CodecError
 from ._config import check_keys
 from .abc import ArrayToBytesCodec, ChunkSpec
-from .chain import BoundChain, CodecChain
+from ._parts import bind_part, decode_part
+from .chain import CodecChain
 
 NAME = "zarrs.optional"
 DEFAULT_MASK_CODECS: list[dict[str, Any]] = [{"name": "packbits"}]
@@ -71,7 +72,7 @@ class OptionalCodec(ArrayToBytesCodec):
         self.data_codecs: CodecChain = CodecChain.from_field(
             NAME, "data_codecs", DEFAULT_DATA_CODECS if data_codecs is None else data_codecs
         )
-        _bind("mask_codecs", self.mask_codecs, ChunkSpec((1,), _BOOL, False))
+        bind_part(NAME, "mask_codecs", self.mask_codecs, ChunkSpec((1,), _BOOL, False))
 
     @classmethod
     def from_config(cls, config: Mapping[str, Any] | None) -> OptionalCodec:
@@ -88,8 +89,8 @@ class OptionalCodec(ArrayToBytesCodec):
                 f"codec {NAME!r}: data type {spec.dtype.name!r} is not optional "
                 f"(this codec encodes only {NAME!r} data types)"
             )
-        _bind("mask_codecs", self.mask_codecs, _mask_spec(spec))
-        _bind("data_codecs", self.data_codecs, _data_spec(spec, 1))
+        bind_part(NAME, "mask_codecs", self.mask_codecs, _mask_spec(spec))
+        bind_part(NAME, "data_codecs", self.data_codecs, _data_spec(spec, 1))
         return spec
 
     def evolve(self, spec: ChunkSpec) -> OptionalCodec:
@@ -118,11 +119,11 @@ class OptionalCodec(ArrayToBytesCodec):
             values = ArrayBytes.from_array(np.ascontiguousarray(flat[VALUE][mask]))
         present = int(np.count_nonzero(mask))
         try:
-            encoded_mask = _bind("mask_codecs", self.mask_codecs, _mask_spec(spec)).encode(
+            encoded_mask = bind_part(NAME, "mask_codecs", self.mask_codecs, _mask_spec(spec)).encode(
                 ArrayBytes.from_array(mask.reshape(spec.shape))
             )
             encoded_data = (
-                _bind("data_codecs", self.data_codecs, _data_spec(spec, present)).encode(values) if present else b""
+                bind_part(NAME, "data_codecs", self.data_codecs, _data_spec(spec, present)).encode(values) if present else b""
             )
         except CodecError as exc:
             raise CodecError(f"codec {NAME!r}: {exc}") from None
@@ -148,12 +149,12 @@ class OptionalCodec(ArrayToBytesCodec):
         view = memoryview(data)
         mask_part = bytes(view[_HEADER.size : _HEADER.size + mask_nbytes])
         data_part = bytes(view[_HEADER.size + mask_nbytes :])
-        mask_chunk = _decode_part("mask", _bind("mask_codecs", self.mask_codecs, _mask_spec(spec)), mask_part)
+        mask_chunk = decode_part(NAME, "mask", bind_part(NAME, "mask_codecs", self.mask_codecs, _mask_spec(spec)), mask_part)
         mask = mask_chunk.array.reshape(-1).astype(bool)
         present = int(np.count_nonzero(mask))
         values = None
         if present:
-            values = _decode_part("data", _bind("data_codecs", self.data_codecs, _data_spec(spec, present)), data_part)
+            values = decode_part(NAME, "data", bind_part(NAME, "data_codecs", self.data_codecs, _data_spec(spec, present)), data_part)
         if spec.dtype.is_variable:
             return _join_variable(mask, values, spec)
         out = np.zeros(spec.shape, dtype=spec.dtype.numpy)
@@ -175,22 +176,6 @@ def _data_spec(spec: ChunkSpec, present: int) -> ChunkSpec:
     (zero / empty / missing, as zarrs uses)."""
     inner = inner_type(spec.dtype)
     return ChunkSpec((present,), inner, inner.default_fill())
-
-
-def _bind(field: str, chain: CodecChain, spec: ChunkSpec) -> BoundChain:
-    try:
-        return chain.bind(spec)
-    except CodecError as exc:
-        raise CodecError(f"codec {NAME!r}: {field!r}: {exc}") from None
-
-
-def _decode_part(part: str, bound: BoundChain, encoded: bytes) -> ArrayBytes:
-    try:
-        return bound.decode(encoded)
-    except ChunkDecodeError as exc:
-        raise type(exc)(f"codec {NAME!r}: {part}: {exc}") from None
-    except CodecError as exc:
-        raise ChunkDecodeError(f"codec {NAME!r}: {part}: {exc}") from None
 
 
 def _split_variable(chunk: ArrayBytes) -> tuple[np.ndarray, ArrayBytes]:

@@ -38,7 +38,27 @@ ReshapeDim = int | tuple[int, ...]
 """A positive size, ``-1`` (automatic), or a tuple of decoded dimensions."""
 
 
-class ReshapeCodec(ArrayToArrayCodec):
+class ShapeOnlyCodec(ArrayToArrayCodec):
+    """An array-to-array codec that only changes a chunk's shape (C order and
+    elements kept): subclasses give :meth:`resolve_shape`."""
+
+    __slots__ = ()
+
+    def resolve_shape(self, decoded: Shape) -> tuple[int, ...]:
+        """The encoded shape for a decoded chunk of shape ``decoded``."""
+        raise NotImplementedError
+
+    def resolve(self, spec: ChunkSpec) -> ChunkSpec:
+        return ChunkSpec(self.resolve_shape(spec.shape), spec.dtype, spec.fill_value)
+
+    def encode(self, chunk: ArrayBytes, spec: ChunkSpec) -> ArrayBytes:
+        return chunk.reshape(self.resolve_shape(spec.shape))
+
+    def decode(self, chunk: ArrayBytes, spec: ChunkSpec) -> ArrayBytes:
+        return chunk.reshape(spec.shape)
+
+
+class ReshapeCodec(ShapeOnlyCodec):
     """Reshape a chunk (C order kept): encoded shape from ``shape``."""
 
     name = _NAME
@@ -100,15 +120,6 @@ class ReshapeCodec(ArrayToArrayCodec):
                     f"other dimensions for a chunk of shape {decoded} (encoded shape {encoded})"
                 )
 
-    def resolve(self, spec: ChunkSpec) -> ChunkSpec:
-        return ChunkSpec(self.resolve_shape(spec.shape), spec.dtype, spec.fill_value)
-
-    def encode(self, chunk: ArrayBytes, spec: ChunkSpec) -> ArrayBytes:
-        return chunk.reshape(self.resolve_shape(spec.shape))
-
-    def decode(self, chunk: ArrayBytes, spec: ChunkSpec) -> ArrayBytes:
-        return chunk.reshape(spec.shape)
-
 
 def _parse_shape(shape: Any) -> tuple[ReshapeDim, ...]:
     """Check the ``shape`` configuration (see the module docstring)."""
@@ -142,4 +153,4 @@ def _is_int(value: Any) -> bool:
     return isinstance(value, int) and not isinstance(value, bool)
 
 
-__all__ = ["ReshapeCodec"]
+__all__ = ["ReshapeCodec", "ShapeOnlyCodec"]

@@ -27,11 +27,12 @@ from ..core._typing import Shape
 from ..core.array_bytes import ArrayBytes
 from ..core.selection import dim_indices
 from ._config import check_keys
-from .abc import ArrayToArrayCodec, ChunkSpec
+from .abc import ChunkSpec
 from .partial import PARTIAL, ArrayPartialDecoder, ChunkSelection, CodecCapabilities
+from .reshape import ShapeOnlyCodec
 
 
-class SqueezeCodec(ArrayToArrayCodec):
+class SqueezeCodec(ShapeOnlyCodec):
     """Drop the size-1 dimensions of a chunk."""
 
     name = "zarrs.squeeze"
@@ -49,15 +50,6 @@ class SqueezeCodec(ArrayToArrayCodec):
     def resolve_shape(decoded: Shape) -> tuple[int, ...]:
         """``decoded`` without its dimensions of size 1."""
         return tuple(s for s in decoded if s != 1)
-
-    def resolve(self, spec: ChunkSpec) -> ChunkSpec:
-        return ChunkSpec(self.resolve_shape(spec.shape), spec.dtype, spec.fill_value)
-
-    def encode(self, chunk: ArrayBytes, spec: ChunkSpec) -> ArrayBytes:
-        return chunk.reshape(self.resolve_shape(spec.shape))
-
-    def decode(self, chunk: ArrayBytes, spec: ChunkSpec) -> ArrayBytes:
-        return chunk.reshape(spec.shape)
 
     @property
     def capabilities(self) -> CodecCapabilities:

@@ -46,6 +46,7 @@ from ._config import check_choice, check_keys
 from .abc import ArrayToBytesCodec, ByteReader, ChunkSpec
 from .partial import DEFAULT_OPTIONS, PARTIAL, WHOLE_ONLY, ArrayPartialDecoder, CodecCapabilities, DecodeOptions
 from .bytes import BytesCodec
+from ._parts import bind_part, decode_part
 from .chain import BoundChain, CodecChain
 
 NAME = "zarrs.vlen"
@@ -95,8 +96,8 @@ class VlenCodec(ArrayToBytesCodec):
             NAME, "index_codecs", DEFAULT_INDEX_CODECS if index_codecs is None else index_codecs
         )
         # Both chains must accept their arrays; shapes stand in for any chunk.
-        _bind("data_codecs", self.data_codecs, ChunkSpec((0,), _UINT8, 0))
-        _bind("index_codecs", self.index_codecs, ChunkSpec((1,), self._index_dtype, 0))
+        bind_part(NAME, "data_codecs", self.data_codecs, ChunkSpec((0,), _UINT8, 0))
+        bind_part(NAME, "index_codecs", self.index_codecs, ChunkSpec((1,), self._index_dtype, 0))
 
     @classmethod
     def from_config(cls, config: Mapping[str, Any] | None) -> VlenCodec:
@@ -238,11 +239,11 @@ class VlenCodec(ArrayToBytesCodec):
         return ChunkSpec((n + 1,), self._index_dtype, 0)
 
     def _bind_index(self, n: int) -> BoundChain:
-        return _bind("index_codecs", self.index_codecs, self._index_spec(n))
+        return bind_part(NAME, "index_codecs", self.index_codecs, self._index_spec(n))
 
     def _decode_index(self, encoded: bytes, n: int) -> np.ndarray:
         """Decode and check the index; return int64 offsets (n+1, from 0)."""
-        index = _decode_inner("index", self._bind_index(n), encoded).array
+        index = decode_part(NAME, "index", self._bind_index(n), encoded).array
         if index.shape != (n + 1,):  # pragma: no cover - BoundChain checks the shape
             raise ChunkDecodeError(f"codec {NAME!r}: index has {index.size} offsets, expected {n + 1}")
         if index.size and int(index.max()) > _MAX_OFFSET:
@@ -276,7 +277,7 @@ class VlenCodec(ArrayToBytesCodec):
             return encoded
         # A data part that decodes to nothing is accepted when the index
         # says so (a writer that ran the data codecs on no data).
-        decoded = _decode_inner("data", _bind_data(self.data_codecs, nbytes), encoded).array
+        decoded = decode_part(NAME, "data", _bind_data(self.data_codecs, nbytes), encoded).array
         if decoded.nbytes != nbytes:  # pragma: no cover - BoundChain checks the shape
             raise ChunkDecodeError(
                 f"codec {NAME!r}: the index ends at offset {nbytes} but the data decodes to {decoded.nbytes} bytes"
@@ -442,27 +443,10 @@ class VlenPartialDecoder(ArrayPartialDecoder):
 
 
 
-def _bind(field: str, chain: CodecChain, spec: ChunkSpec) -> BoundChain:
-    try:
-        return chain.bind(spec)
-    except CodecError as exc:
-        raise CodecError(f"codec {NAME!r}: {field!r}: {exc}") from None
-
-
 def _bind_data(chain: CodecChain, nbytes: int) -> BoundChain:
-    return _bind("data_codecs", chain, ChunkSpec((nbytes,), _UINT8, 0))
+    return bind_part(NAME, "data_codecs", chain, ChunkSpec((nbytes,), _UINT8, 0))
 
 
-
-
-def _decode_inner(part: str, bound: BoundChain, encoded: bytes) -> ArrayBytes:
-    """Decode one part; inner errors become ChunkDecodeErrors naming the codec."""
-    try:
-        return bound.decode(encoded)
-    except ChunkDecodeError as exc:
-        raise type(exc)(f"codec {NAME!r}: {part}: {exc}") from None
-    except CodecError as exc:
-        raise ChunkDecodeError(f"codec {NAME!r}: {part}: {exc}") from None
 
 
 def _read_l(field: bytes | memoryview, nbytes: int) -> int:
