@@ -255,20 +255,27 @@ def _v2_name(data_type: DataType, v2_names: tuple[str, ...]) -> str:
 # -- families -----------------------------------------------------------------
 
 
-class MlFloats(DataTypeFamily):
-    """``bfloat16`` and the float8 / float6 / float4 types of ml_dtypes."""
-
-    names = FLOAT_NAMES
-    v2_names = V2_FLOAT_NAMES
+class _NamedAsMlDtypes(DataTypeFamily):
+    """Types whose V3 name is the ml_dtypes name of their numpy dtype."""
 
     def dtype_from_json(self, name: str, configuration: dict[str, Any] | None) -> np.dtype:
         self.no_configuration(name, configuration)
         return ml_dtype(name)
 
     def name_for_numpy(self, dtype: np.dtype) -> str | None:
-        if not _is_plugin_dtype(dtype) or dtype.name not in FLOAT_NAMES:
+        if not _is_plugin_dtype(dtype) or dtype.name not in self.names:
             return None
         return dtype.name if dtype == ml_dtype(dtype.name) else None
+
+    def dtype_from_v2(self, text: str) -> np.dtype:
+        return ml_dtype(text)
+
+
+class MlFloats(_NamedAsMlDtypes):
+    """``bfloat16`` and the float8 / float6 / float4 types of ml_dtypes."""
+
+    names = FLOAT_NAMES
+    v2_names = V2_FLOAT_NAMES
 
     def fill_from_json(self, data_type: DataType, value: Any) -> Any:
         return _lane_from_json(value, data_type.numpy, data_type.name)
@@ -278,9 +285,6 @@ class MlFloats(DataTypeFamily):
 
     def coerce_fill(self, data_type: DataType, value: Any) -> Any:
         return _coerce_float(value, data_type.numpy, data_type.name)
-
-    def dtype_from_v2(self, text: str) -> np.dtype:
-        return ml_dtype(text)
 
     def dtype_to_v2(self, data_type: DataType) -> str | list[Any] | None:
         return _v2_name(data_type, V2_FLOAT_NAMES)
@@ -309,20 +313,11 @@ class MlFloats(DataTypeFamily):
         return self.decode_elements(data_type, array)
 
 
-class MlInts(DataTypeFamily):
+class MlInts(_NamedAsMlDtypes):
     """``int2``, ``int4``, ``uint2``, ``uint4`` (one element per byte)."""
 
     names = INT_NAMES
     v2_names = V2_INT_NAMES
-
-    def dtype_from_json(self, name: str, configuration: dict[str, Any] | None) -> np.dtype:
-        self.no_configuration(name, configuration)
-        return ml_dtype(name)
-
-    def name_for_numpy(self, dtype: np.dtype) -> str | None:
-        if not _is_plugin_dtype(dtype) or dtype.name not in INT_NAMES:
-            return None
-        return dtype.name if dtype == ml_dtype(dtype.name) else None
 
     def fill_from_json(self, data_type: DataType, value: Any) -> Any:
         return np.array(parse_int(value, data_type.numpy)).astype(data_type.numpy)[()]
@@ -346,9 +341,6 @@ class MlInts(DataTypeFamily):
         else:
             raise TypeError(f"expected an integer, got {value!r}")
         return np.array(parse_int(as_int, data_type.numpy)).astype(data_type.numpy)[()]
-
-    def dtype_from_v2(self, text: str) -> np.dtype:
-        return ml_dtype(text)
 
     def dtype_to_v2(self, data_type: DataType) -> str | list[Any] | None:
         return _v2_name(data_type, V2_INT_NAMES)
