@@ -56,6 +56,7 @@ def test_empty_configuration_is_the_untyped_form():
         UntypedVlenArrayCodec().to_v2_config()
 
 
+@pytest.mark.integration
 @pytest.mark.parametrize(("kind", "dtype", "values", "zp_codec"), CASES)
 def test_reads_zarrs_form_of_zarr_python_chunks(tmp_path, kind, dtype, values, zp_codec):
     """Chunks encoded by zarr-python's vlen codec, metadata naming zarrs' form: zarrpy reads them."""
@@ -75,6 +76,7 @@ def test_reads_zarrs_form_of_zarr_python_chunks(tmp_path, kind, dtype, values, z
     assert a[...].tolist() == values
 
 
+@pytest.mark.integration
 @pytest.mark.parametrize(("kind", "dtype", "values", "zp_codec"), CASES)
 def test_writes_the_same_bytes_as_zarr_python(tmp_path, kind, dtype, values, zp_codec):
     zarr = pytest.importorskip("zarr")

@@ -145,6 +145,7 @@ def test_assignment_follows_numpy():
 # -- zarr-python as the oracle, both ways ---------------------------------------------------
 
 
+@pytest.mark.integration
 @pytest.mark.parametrize("fmt", [2, 3])
 @pytest.mark.parametrize("dtype", ["datetime64[ns]", "datetime64[D]", "datetime64[10s]", "timedelta64[ms]",
                                    "timedelta64[us]"])
