@@ -8,6 +8,8 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+
+import zarrpy
 import zfpy
 
 from tests.codecs.contract import spec_of
@@ -130,8 +132,42 @@ def test_unsupported_data_types_and_modes():
         ZfpCodec("reversible").resolve(spec_of("float16", (4,)))
     with pytest.raises(CodecError, match="fixed_accuracy.*'int32'"):
         ZfpCodec("fixed_accuracy", tolerance=1).resolve(spec_of("int32", (4,)))
-    with pytest.raises(CodecError, match="zfp refuses the expert parameters"):
-        encode(ZfpCodec("expert", minbits=100, maxbits=10, maxprec=64, minexp=-1074), np.zeros(4, np.float32))
+
+
+
+@pytest.mark.parametrize(
+    ("config", "fragment"),
+    [
+        ({"mode": "expert", "minbits": 100, "maxbits": 10, "maxprec": 64, "minexp": -1074}, "minbits <= maxbits"),
+        ({"mode": "expert", "minbits": 1, "maxbits": 2**26, "maxprec": 64, "minexp": 0}, "maxbits"),
+        ({"mode": "expert", "minbits": 1, "maxbits": 10, "maxprec": 0, "minexp": 0}, "maxprec"),
+        ({"mode": "expert", "minbits": 1, "maxbits": 10, "maxprec": 99, "minexp": 0}, "maxprec"),
+        ({"mode": "expert", "minbits": 1, "maxbits": 10, "maxprec": 9, "minexp": -5000}, "minexp"),
+        ({"mode": "fixed_rate", "rate": 0}, "0 bits per block"),
+        ({"mode": "fixed_rate", "rate": 2**32}, "bits per block"),
+        ({"mode": "fixed_rate", "rate": 1e300}, "bits per block"),
+        ({"mode": "fixed_precision", "precision": 0}, "precision"),
+    ],
+)
+def test_parameters_zfp_would_misuse_are_refused_when_the_codec_is_made(config, fragment):
+    """Not at the first write: zfp would store zeros (rate 0), allocate gigabytes
+    (huge maxbits) or refuse only when compressing."""
+    with pytest.raises(CodecError, match=f"codec 'zfp'.*{fragment}"):
+        codec_from_json({"name": "zfp", "configuration": config})
+
+
+@pytest.mark.parametrize("shape", [(65536,), (256, 256), (40, 40, 40)])
+@pytest.mark.parametrize("rate", [8, 80, 260])
+def test_high_fixed_rates_read_back_through_a_compressor(shape, rate):
+    """A fixed rate set for 3-d blocks stores more than the elements for 1-d and
+    2-d chunks (rate 8, 1-d: 16 bytes per float32); the compressor after zfp must
+    accept that much (the spec's encoded_nbytes_bound), not refuse the frame."""
+    data = np.random.default_rng(rate).random(shape, dtype="f4")
+    a = zarrpy.create_array({}, shape=shape, chunks=shape, dtype="f4", compressors=[{"name": "zstd"}],
+                            serializer={"name": "zfp", "configuration": {"mode": "fixed_rate", "rate": rate}})
+    a[...] = data
+    got = a[...]
+    assert got.shape == shape and np.abs(got - data).max() < 0.05  # 8 bits per value at worst (3-d, rate 8)
 
 
 def test_truncated_stream_is_a_decode_error():

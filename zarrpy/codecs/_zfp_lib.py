@@ -160,6 +160,13 @@ class _Session:
         self.close()
 
 
+def maximum_size(shape: tuple[int, ...], dtype: np.dtype, zfp_type: int, mode: Mode) -> int:
+    """The most bytes zfp writes for a field of ``shape`` (what :func:`compress` allocates)."""
+    shaped = np.lib.stride_tricks.as_strided(np.zeros(1, dtype=dtype), shape, (0,) * len(shape))
+    with _Session(mode, zfp_type, shaped) as session:
+        return _words(session.maximum_size()) * 8
+
+
 def compress(array: np.ndarray, zfp_type: int, mode: Mode) -> bytes:
     """The headerless zfp stream of ``array`` (C-contiguous, 1-4 dims), as zarrs writes it."""
     array = np.ascontiguousarray(array)
@@ -195,4 +202,4 @@ def _words(nbytes: int) -> int:
     return (nbytes + 7) // 8
 
 
-__all__ = ["Mode", "TYPE_DOUBLE", "TYPE_FLOAT", "TYPE_INT32", "TYPE_INT64", "compress", "decompress", "library"]
+__all__ = ["Mode", "TYPE_DOUBLE", "TYPE_FLOAT", "TYPE_INT32", "TYPE_INT64", "compress", "decompress", "library", "maximum_size"]

@@ -22,7 +22,7 @@ Every codec
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, ClassVar, Mapping, Sequence
 
 import numpy as np
@@ -49,11 +49,18 @@ from .partial import (
 
 @dataclass(frozen=True, slots=True)
 class ChunkSpec:
-    """What a codec needs to know about a chunk: shape, type, fill value."""
+    """What a codec needs to know about a chunk: shape, type, fill value.
+
+    ``encoded_nbytes_bound`` is set by an array-to-bytes codec whose encoded
+    form can be larger than the chunk's elements (zfp at a high fixed rate):
+    the most bytes it writes for this spec, so that the bytes-to-bytes
+    decoders after it accept frames of that size (:mod:`._limits`).
+    """
 
     shape: Shape
     dtype: DataType
     fill_value: Any
+    encoded_nbytes_bound: int | None = field(default=None, compare=False)
 
     @property
     def size(self) -> int:

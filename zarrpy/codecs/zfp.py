@@ -30,6 +30,7 @@ utility functions (and zarrs) do. ``fixed_accuracy`` takes floats only.
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from typing import Any, Callable, Mapping
 
@@ -50,7 +51,12 @@ _PARAMS: dict[str, tuple[str, ...]] = {
     "expert": ("minbits", "maxbits", "maxprec", "minexp"),
 }
 _LEGACY = {"fixedrate": "fixed_rate", "fixedprecision": "fixed_precision", "fixedaccuracy": "fixed_accuracy"}
-_UINT32_MAX = 2**32 - 1
+_MAX_BITS = 16658
+"""zfp's ZFP_MAX_BITS: the most bits one block may take."""
+_RATE_DIMS = 3
+"""zarrs sets fixed rates for 3-d blocks (4**3 values) whatever the chunk's dimensionality."""
+_MAX_PREC = 64
+_MIN_EXP = -1074
 
 
 class _Promotion:
@@ -119,6 +125,22 @@ class ZfpCodec(ArrayToBytesCodec):
                 f"codec 'zfp': mode {mode!r} takes {list(expected)}; missing {missing}, unknown {unknown}"
             )
         self.params: dict[str, Any] = {p: _check_param(p, params[p]) for p in expected}
+        if mode == "fixed_rate":
+            bits = math.floor(4**_RATE_DIMS * self.params["rate"] + 0.5)
+            if not 1 <= bits <= _MAX_BITS:
+                raise CodecError(
+                    f"codec 'zfp': 'rate' {self.params['rate']!r} gives {bits} bits per block; zfp takes 1 to "
+                    f"{_MAX_BITS} (rate {1 / 2 / 4**_RATE_DIMS:g} to {_MAX_BITS / 4**_RATE_DIMS:g})"
+                )
+        if mode == "expert":
+            p = self.params
+            if not p["minbits"] <= p["maxbits"] <= _MAX_BITS:
+                raise CodecError(f"codec 'zfp': expert mode needs minbits <= maxbits <= {_MAX_BITS}, got "
+                                 f"minbits {p['minbits']}, maxbits {p['maxbits']}")
+            if not 1 <= p["maxprec"] <= _MAX_PREC:
+                raise CodecError(f"codec 'zfp': 'maxprec' must be 1 to {_MAX_PREC}, got {p['maxprec']}")
+            if p["minexp"] < _MIN_EXP:
+                raise CodecError(f"codec 'zfp': 'minexp' must be at least {_MIN_EXP}, got {p['minexp']}")
 
     @classmethod
     def from_config(cls, config: Mapping[str, Any] | None) -> ZfpCodec:
@@ -145,9 +167,14 @@ class ZfpCodec(ArrayToBytesCodec):
         return promotion
 
     def resolve(self, spec: ChunkSpec) -> ChunkSpec:
-        self._promotion(spec)
-        zfp_shape(spec.shape)
-        return spec
+        """The spec, with the most bytes zfp can write for it (a high fixed
+        rate stores more than the elements: the decoders after zfp must take it)."""
+        promotion = self._promotion(spec)
+        shape = zfp_shape(spec.shape)
+        if spec.size == 0:
+            return spec
+        bound = zfplib.maximum_size(shape, promotion.numpy, promotion.zfp_type, self._zfp_mode())
+        return dataclasses.replace(spec, encoded_nbytes_bound=bound)
 
     def encode(self, chunk: ArrayBytes, spec: ChunkSpec) -> bytes:
         promotion = self._promotion(spec)
@@ -188,7 +215,9 @@ def _check_param(name: str, value: Any) -> Any:
         return value
     if name == "minexp":
         return check_int(_NAME, name, value, -(2**31), 2**31 - 1)
-    return check_int(_NAME, name, value, 0, _UINT32_MAX)
+    if name == "precision":
+        return check_int(_NAME, name, value, 1, _MAX_PREC)
+    return check_int(_NAME, name, value, 0, _MAX_BITS if name in ("minbits", "maxbits") else _MAX_PREC)
 
 
 __all__ = ["ZfpCodec", "zfp_shape"]
