@@ -130,3 +130,51 @@ def test_a_broken_entry_point_is_reported_by_name(monkeypatch):
     monkeypatch.setattr(registry, "_broken", {})
     with pytest.raises(MetadataError, match=r"'test.broken' comes from a plugin that failed to load: nowhere:Nothing"):
         DataType.from_json("test.broken")
+
+
+@pytest.mark.parametrize(
+    "dtype",
+    [
+        {"name": "zarrs.optional", "configuration": {"name": "int16", "configuration": {}}},
+        {"name": "struct", "configuration": {"fields": [{"name": "a", "data_type": "int32"}]}},
+        {"name": "raw_bytes", "configuration": {"length_bytes": 3}},
+        {"name": "numpy.datetime64", "configuration": {"unit": "s", "scale_factor": 1}},
+    ],
+)
+def test_create_array_takes_the_v3_json_form(dtype):
+    a = zarrpy.create_array({}, shape=(2,), chunks=(2,), dtype=dtype)
+    assert a.metadata.data_type.to_json() == dtype
+    assert zarrpy.open_array(a.store, mode="r").metadata.data_type.to_json() == dtype
+
+
+def _nested(kind: str, depth: int) -> dict:
+    d: dict = {"name": "int8"}
+    for _ in range(depth):
+        if kind == "optional":
+            d = {"name": "zarrs.optional", "configuration": d}
+        else:
+            d = {"name": "struct", "configuration": {"fields": [{"name": "a", "data_type": d}]}}
+    return d
+
+
+@pytest.mark.parametrize(
+    "dtype, fragment",
+    [
+        ({"name": "raw_bytes", "configuration": {"length_bytes": 2**31}}, "length_bytes"),
+        ({"name": "null_terminated_bytes", "configuration": {"length_bytes": 2**62}}, "length_bytes"),
+        ({"name": "fixed_length_utf32", "configuration": {"length_bytes": 2**62}}, "length_bytes"),
+        ("r" + "8" * 5000, "multiple of 8 bits"),
+        ("r" + str(2**40), "multiple of 8 bits"),
+        (_nested("optional", 3000), "nested more than 128 levels"),
+        (_nested("struct", 1000), "nested more than 128 levels"),
+    ],
+    ids=["raw-huge", "S-huge", "U-huge", "r-long-name", "r-huge", "optional-deep", "struct-deep"],
+)
+def test_hostile_data_types_are_metadata_errors(dtype, fragment):
+    with pytest.raises(MetadataError, match=fragment):
+        DataType.from_json(dtype)
+
+
+def test_reasonable_nesting_is_accepted():
+    assert DataType.from_json(_nested("struct", 8)).numpy.itemsize == 1
+    assert DataType.from_json(_nested("optional", 4)).numpy.itemsize == 5

@@ -186,10 +186,14 @@ def _normalize_chunks(chunks: Any, shape: tuple[int, ...], dtype: DataType) -> t
 
 
 def _byte_order(dtype: Any) -> str:
-    """The stored byte order a dtype asks for (``>i4``: big), as zarr-python."""
+    """The stored byte order a dtype asks for (``>i4``: big), as zarr-python;
+    little for anything that is not a numpy dtype (a V3 ``data_type`` member,
+    a DataType)."""
+    if isinstance(dtype, (dict, DataType)):
+        return "little"
     try:
         return "big" if np.dtype(dtype).byteorder == ">" else "little"
-    except TypeError:
+    except (TypeError, ValueError):
         return "little"
 
 

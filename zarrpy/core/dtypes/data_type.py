@@ -26,6 +26,25 @@ from . import registry
 from .family import DataTypeFamily
 
 _FILL_ERRORS = (ValueError, TypeError, OverflowError, binascii.Error)
+MAX_NESTING = 128
+"""JSON levels a ``data_type`` configuration may have (4 per nested struct, 1
+per optional wrapper): deeper ones are refused before parsing, so no recursion
+runs deep."""
+
+
+def _nesting(obj: Any) -> int:
+    """How many levels of lists/objects ``obj`` has (iterative: no recursion)."""
+    deepest, stack = 0, [(obj, 1)]
+    while stack:
+        item, depth = stack.pop()
+        if isinstance(item, dict):
+            item = list(item.values())
+        if isinstance(item, list):
+            deepest = max(deepest, depth)
+            if deepest > MAX_NESTING:
+                return deepest
+            stack.extend((child, depth + 1) for child in item)
+    return deepest
 
 
 @dataclass(frozen=True, slots=True)
@@ -67,11 +86,14 @@ class DataType:
             name = obj
         if not isinstance(name, str):
             raise MetadataError(f"data_type: expected a name string, got {obj!r}")
+        if config is not None and _nesting(config) > MAX_NESTING:
+            raise MetadataError(f"data_type: {name!r} is nested more than {MAX_NESTING} levels deep")
         family = registry.family_for_name(name)
         try:
             dtype = family.dtype_from_json(name, config)
         except MetadataError as exc:
             raise MetadataError(f"data_type: {exc}") from None
+
         return cls(name, dtype, family.is_variable_dtype(dtype), family)
 
     @classmethod

@@ -21,6 +21,8 @@ if TYPE_CHECKING:
     from .data_type import DataType
 
 RAW_BYTES = "raw_bytes"
+MAX_ITEMSIZE = 2**31 - 1
+"""The largest element numpy's fixed-size types (``V``, ``S``, ``U``) can have."""
 
 
 class _Raw(DataTypeFamily):
@@ -39,9 +41,9 @@ class RawBytes(_Raw):
     def dtype_from_json(self, name: str, configuration: dict[str, Any] | None) -> np.dtype:
         n = configuration.get("length_bytes") if isinstance(configuration, dict) else None
         if not isinstance(configuration, dict) or set(configuration) != {"length_bytes"} \
-                or isinstance(n, bool) or not isinstance(n, int) or n < 1:
+                or isinstance(n, bool) or not isinstance(n, int) or not 1 <= n <= MAX_ITEMSIZE:
             raise MetadataError(
-                f"{RAW_BYTES!r} needs configuration {{\"length_bytes\": n}} with n a positive integer, "
+                f"{RAW_BYTES!r} needs configuration {{\"length_bytes\": n}} with n an integer in [1, {MAX_ITEMSIZE}], "
                 f"got {configuration!r}"
             )
         return np.dtype(f"V{n}")
@@ -64,9 +66,9 @@ class RawBits(_Raw):
 
     def dtype_from_json(self, name: str, configuration: dict[str, Any] | None) -> np.dtype:
         self.no_configuration(name, configuration)
-        bits = int(name[1:])
-        if bits <= 0 or bits % 8:
-            raise MetadataError(f"{name!r} must have a positive multiple of 8 bits")
+        bits = int(name[1:]) if len(name) <= 12 else 0  # a longer name is no size numpy can hold
+        if bits <= 0 or bits % 8 or bits // 8 > MAX_ITEMSIZE:
+            raise MetadataError(f"{name[:40]!r} must have a positive multiple of 8 bits, at most {8 * MAX_ITEMSIZE}")
         return np.dtype(f"V{bits // 8}")
 
     def name_for_numpy(self, dtype: np.dtype) -> str | None:

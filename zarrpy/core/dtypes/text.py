@@ -11,6 +11,7 @@ import numpy as np
 from ...errors import MetadataError
 from .family import DataTypeFamily
 from .fill_json import b64
+from .raw import MAX_ITEMSIZE
 
 if TYPE_CHECKING:
     from .data_type import DataType
@@ -77,10 +78,10 @@ class FixedLengthText(DataTypeFamily):
         n = configuration.get("length_bytes") if isinstance(configuration, dict) else None
         unit = 4 if name == "fixed_length_utf32" else 1
         if not isinstance(configuration, dict) or isinstance(n, bool) or not isinstance(n, int) \
-                or n < 1 or n % unit or set(configuration) != {"length_bytes"}:
+                or not 1 <= n <= MAX_ITEMSIZE or n % unit or set(configuration) != {"length_bytes"}:
             raise MetadataError(
                 f"{name!r} needs configuration {{\"length_bytes\": n}} with n a positive "
-                f"multiple of {unit}, got {configuration!r}"
+                f"multiple of {unit}, at most {MAX_ITEMSIZE}, got {configuration!r}"
             )
         return np.dtype(f"S{n}" if unit == 1 else f"U{n // 4}")
 
