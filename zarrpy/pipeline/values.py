@@ -79,6 +79,9 @@ def _coerce_optional(value: Any, data_type: DataType) -> np.ndarray:
     values = coerce_value(data, inner, data.shape)
     present = ~missing
     if data_type.is_variable:
+        if not is_optional(inner):  # strings / bytes: one pass over offsets and data, no loop per element
+            plain = ArrayBytes.from_strings(values) if inner.is_string else ArrayBytes.from_bytes_objects(values)
+            return _with_validity(plain, present.reshape(-1)).to_bytes_objects()
         out = np.empty(data.shape, dtype=object)
         flat_out, flat_in, flat_ok = out.reshape(-1), values.reshape(-1), present.reshape(-1)
         for i in range(flat_out.size):
@@ -88,6 +91,37 @@ def _coerce_optional(value: Any, data_type: DataType) -> np.ndarray:
     out[VALUE][present] = values[present]
     out[VALID] = present
     return out
+
+
+def _with_validity(plain: ArrayBytes, present: np.ndarray) -> ArrayBytes:
+    """Optional elements from plain ones: each element's bytes (none when
+    missing) followed by its validity byte."""
+    offsets, data = plain.offsets, np.frombuffer(plain.data, dtype=np.uint8)
+    lengths = np.where(present, np.diff(offsets), 0)
+    keep = np.repeat(present, np.diff(offsets))  # the bytes of present elements
+    new_offsets = np.zeros(len(offsets), dtype=np.int64)
+    np.cumsum(lengths + 1, out=new_offsets[1:])
+    out = np.empty(int(new_offsets[-1]), dtype=np.uint8)
+    is_flag = np.zeros(len(out), dtype=bool)
+    is_flag[new_offsets[1:] - 1] = True
+    out[is_flag] = present
+    out[~is_flag] = data[keep]
+    return ArrayBytes.variable(new_offsets, out.tobytes(), plain.shape)
+
+
+def _without_validity(chunk: ArrayBytes) -> tuple[ArrayBytes, np.ndarray]:
+    """Plain elements and the validity of optional ones (the inverse of
+    :func:`_with_validity`); ValueError if an element has no validity byte."""
+    offsets, data = chunk.offsets, np.frombuffer(chunk.data, dtype=np.uint8)
+    if (np.diff(offsets) < 1).any():
+        raise ValueError("an optional element has no validity byte")
+    flags = data[offsets[1:] - 1]
+    if ((flags != 0) & (flags != 1)).any():
+        raise ValueError("an optional element's validity byte is neither 0 nor 1")
+    keep = np.ones(len(data), dtype=bool)
+    keep[offsets[1:] - 1] = False
+    plain = ArrayBytes.variable(offsets - np.arange(len(offsets)), data[keep].tobytes(), chunk.shape)
+    return plain, flags == 1
 
 
 def _flat_mask(mask: np.ndarray) -> np.ndarray:
@@ -115,6 +149,11 @@ def optional_result(out: np.ndarray, data_type: DataType) -> np.ma.MaskedArray:
     if not data_type.is_variable:
         return np.ma.MaskedArray(out[VALUE], mask=~out[VALID])
     inner = inner_type(data_type)
+    if not is_optional(inner):  # strings / bytes: vectorised over offsets and data
+        plain, present = _without_validity(ArrayBytes.from_bytes_objects(out))
+        values = plain.to_strings() if inner.is_string else plain.to_bytes_objects()
+        values.reshape(-1)[~present] = inner.default_fill()
+        return np.ma.MaskedArray(values, mask=~present.reshape(out.shape))
     flat = out.reshape(-1)
     parts = [split(data_type, e) for e in flat]
     dtype = inner.numpy if inner.is_string else object
