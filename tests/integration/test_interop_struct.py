@@ -10,8 +10,9 @@ import numpy as np
 import pytest
 
 import zarrpy
+from tests.integration.oracles import needs_zarr_struct
 
-pytestmark = pytest.mark.integration
+pytestmark = [pytest.mark.integration, needs_zarr_struct]
 zarr = pytest.importorskip("zarr")
 
 NESTED = np.dtype([("a", "<f8"), ("b", "<i4"), ("c", [("x", "<u2"), ("y", "S3")]), ("d", "<M8[ns]")])

@@ -34,6 +34,7 @@ import numpy as np
 import pytest
 
 import zarrpy
+from tests.integration.oracles import zarr_python_has_struct
 
 pytestmark = pytest.mark.integration
 
@@ -321,6 +322,9 @@ def test_type_fixture_write_back(fixture_json: Path | None, tmp_path: Path) -> N
     fill = source.fill_value
     if producer == "zarr-python":
         zarr = pytest.importorskip("zarr")
+        if "struct" in json.dumps(doc["data_type"]) or isinstance(doc["data_type"], list):
+            if not zarr_python_has_struct():
+                pytest.skip("this zarr-python has no 'struct' data type (3.1, the newest for Python 3.11)")
         expected = np.load(fixture_json.parent / "expected.npy", allow_pickle=False)
         arr = zarrpy.create_array(str(out), shape=expected.shape, dtype=expected.dtype,
                                   fill_value=fill, zarr_format=fmt, **_grid_kwargs(doc))  # fmt: skip
