@@ -133,6 +133,8 @@ def _parse_shape(shape: Any) -> tuple[ReshapeDim, ...]:
     previous = -1
     for dim in shape:
         if isinstance(dim, (list, tuple)):
+            if not dim:
+                raise bad("lists of dimensions must not be empty")
             if not all(_is_int(d) and d >= 0 for d in dim):
                 raise bad("lists must hold dimension indices (integers >= 0)")
             for d in dim:

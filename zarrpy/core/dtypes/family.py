@@ -10,9 +10,11 @@ group ``zarrpy.data_types``, see :mod:`zarrpy.core.dtypes.registry`).
 A family is stateless; one instance serves every array. Its methods receive
 the :class:`~zarrpy.core.dtypes.DataType` they act on (name and numpy dtype),
 so one family can cover a parametrised name (``raw_bytes`` with any
-``length_bytes``, ``numpy.datetime64`` with any unit). Errors are
-:class:`~zarrpy.errors.MetadataError`; the registry prefixes ``data_type:`` /
-``fill_value:`` and the type's name, so messages only say what is wrong.
+``length_bytes``, ``numpy.datetime64`` with any unit). Methods raise
+:class:`~zarrpy.errors.MetadataError`, or ``ValueError``/``TypeError``/
+``OverflowError`` from the fill-value methods; :class:`DataType` turns them
+all into MetadataErrors prefixed ``data_type:`` / ``fill_value:`` and the
+type's name, so messages only need to say what is wrong.
 
 A minimal plugin (a fixed-size type with a numpy dtype of its own)::
 

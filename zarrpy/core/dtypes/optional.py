@@ -85,7 +85,7 @@ def is_optional(data_type: DataType) -> bool:
     return bool(meta) and META_KEY in meta  # type: ignore[operator]
 
 
-class Optional(DataTypeFamily):
+class OptionalFamily(DataTypeFamily):
     """``zarrs.optional`` (read also as ``optional``): a nullable wrapper of any type."""
 
     names = (OPTIONAL, "optional")
@@ -227,7 +227,7 @@ def split(data_type: DataType, value: Any) -> tuple[Any, bool]:
 __all__ = [
     "OPTIONAL",
     "EncodedOptional",
-    "Optional",
+    "OptionalFamily",
     "inner_type",
     "is_optional",
     "missing",

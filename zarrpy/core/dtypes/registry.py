@@ -40,7 +40,7 @@ _BUILTIN_FAMILIES: tuple[str, ...] = (
     "zarrpy.core.dtypes.struct:StructFamily",
     "zarrpy.core.dtypes.raw:RawBytes",
     "zarrpy.core.dtypes.raw:RawBits",
-    "zarrpy.core.dtypes.optional:Optional",
+    "zarrpy.core.dtypes.optional:OptionalFamily",
 )
 
 _lock = threading.RLock()
