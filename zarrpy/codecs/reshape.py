@@ -5,8 +5,8 @@ V3 name: ``reshape``; no V2 form (numcodecs has no such codec).
 
 The encoded chunk holds the same elements in the same C order under another
 shape. Each entry of ``shape`` gives one encoded dimension: a positive size,
-a list of decoded dimensions whose sizes multiply into it, or ``-1`` (at most
-once) for whatever makes the element counts equal. The flattened lists of
+a list of decoded dimensions whose sizes multiply into it (an empty list is a
+new dimension of size 1, the empty product), or ``-1`` (at most once) for whatever makes the element counts equal. The flattened lists of
 decoded dimensions must be strictly increasing (a reshape never transposes),
 and a list must line up with the dimensions around it (the spec's two
 product rules), which is checked when the codec is bound to a chunk.
@@ -133,8 +133,6 @@ def _parse_shape(shape: Any) -> tuple[ReshapeDim, ...]:
     previous = -1
     for dim in shape:
         if isinstance(dim, (list, tuple)):
-            if not dim:
-                raise bad("lists of dimensions must not be empty")
             if not all(_is_int(d) and d >= 0 for d in dim):
                 raise bad("lists must hold dimension indices (integers >= 0)")
             for d in dim:
