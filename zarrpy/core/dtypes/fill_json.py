@@ -70,7 +70,9 @@ def float_to_json(value: Any) -> Any:
     """A float scalar as JSON: a number, a special-value name, or hex for a NaN with a payload."""
     value = np.asarray(value)
     bits_type = _UNSIGNED[value.dtype.itemsize]
-    if np.isnan(value):
+    with np.errstate(invalid="ignore"):  # a signalling NaN's payload is what is being written
+        is_nan = bool(np.isnan(value))
+    if is_nan:
         bits = int(value.view(bits_type))
         canonical = int(np.array(np.nan).astype(value.dtype).view(bits_type))
         if bits == canonical:
