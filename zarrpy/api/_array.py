@@ -224,11 +224,23 @@ class Array(Node[ArrayMetadata]):
     def __getitem__(self, selection: Any) -> Any:
         return self._read(OrthogonalIndexer(selection, self.shape, self._v3.chunk_shape, max_arrays=1))
 
-    def get_basic_selection(self, selection: Any = Ellipsis) -> Any:
-        return self._read(OrthogonalIndexer(selection, self.shape, self._v3.chunk_shape, max_arrays=0))
+    def get_basic_selection(self, selection: Any = Ellipsis, *, out: np.ndarray | None = None) -> Any:
+        """Integers and slices per dimension (``a[...]``); ``out``: see :meth:`read`."""
+        return self._read(OrthogonalIndexer(selection, self.shape, self._v3.chunk_shape, max_arrays=0), out)
 
-    def get_orthogonal_selection(self, selection: Any) -> Any:
-        return self._read(OrthogonalIndexer(selection, self.shape, self._v3.chunk_shape))
+    def get_orthogonal_selection(self, selection: Any, *, out: np.ndarray | None = None) -> Any:
+        """Each dimension indexed on its own (``a.oindex[...]``); ``out``: see :meth:`read`."""
+        return self._read(OrthogonalIndexer(selection, self.shape, self._v3.chunk_shape), out)
+
+    def read(self, selection: Any = Ellipsis, *, out: np.ndarray | None = None) -> Any:
+        """``a[selection]``, or with ``out`` written straight into the caller's
+        numpy array (of the selection's shape and the array's dtype; a view of
+        a bigger array is fine) with no intermediate array; returns ``out``.
+
+        Raises SelectionError naming both shapes (or dtypes) when ``out`` does
+        not fit; ragged and optional arrays build their results and take no ``out``.
+        """
+        return self._read(OrthogonalIndexer(selection, self.shape, self._v3.chunk_shape, max_arrays=1), out)
 
     @property
     def oindex(self) -> _Selector:
@@ -252,8 +264,8 @@ class Array(Node[ArrayMetadata]):
         """The array region (slices) that a selection of chunk indices covers."""
         return block_region(selection, self.shape, self.chunks)
 
-    def _read(self, indexer: OrthogonalIndexer) -> Any:
-        return self._io.read(indexer)
+    def _read(self, indexer: OrthogonalIndexer, out: np.ndarray | None = None) -> Any:
+        return self._io.read(indexer, out)
 
     # -- block API -----------------------------------------------------
     def read_chunk(self, coords: ChunkCoords) -> np.ndarray:

@@ -165,12 +165,36 @@ class ChunkIO:
         return OrthogonalIndexer(selection, self.shape, self.grid.chunk_shape, max_arrays=max_arrays)
 
     # -- reading -------------------------------------------------------
-    def read(self, indexer: OrthogonalIndexer) -> Any:
+    def read(self, indexer: OrthogonalIndexer, out: np.ndarray | None = None) -> Any:
         """The selection ``indexer`` describes, as numpy (a scalar for an
-        all-integer selection; a RaggedArray for ragged elements)."""
-        out = np.empty(indexer.shape, dtype=self.form.dtype)
-        self.read_into(out, indexer)
-        return self.form.scalar(out) if indexer.is_scalar else self.form.result(out)
+        all-integer selection; a RaggedArray for ragged elements).
+
+        With ``out`` (a numpy array of the selection's shape and the array's
+        dtype; a view into a bigger array is fine) the chunks are scattered
+        straight into it, no intermediate array, and ``out`` is returned.
+        Raises SelectionError naming both shapes or dtypes when it does not fit.
+        """
+        if out is not None:
+            self._check_out(out, indexer)
+            self.read_into(out, indexer)
+            return out
+        buffer = np.empty(indexer.shape, dtype=self.form.dtype)
+        self.read_into(buffer, indexer)
+        return self.form.scalar(buffer) if indexer.is_scalar else self.form.result(buffer)
+
+    def _check_out(self, out: Any, indexer: OrthogonalIndexer) -> None:
+        if not isinstance(out, np.ndarray) or isinstance(out, np.ma.MaskedArray):
+            raise SelectionError(f"out: expected a numpy array, got {type(out).__name__}")
+        if not self.form.reads_into_buffers:
+            raise SelectionError(
+                f"out: data type {self.form.data_type.name!r} reads into a new result (ragged or optional elements)"
+            )
+        if out.shape != tuple(indexer.shape):
+            raise SelectionError(f"out: shape {out.shape} does not match the selection's shape {tuple(indexer.shape)}")
+        if out.dtype != self.form.dtype:
+            raise SelectionError(f"out: dtype {out.dtype} does not match the array's dtype {self.form.dtype}")
+        if not out.flags.writeable:
+            raise SelectionError("out: the array is read-only")
 
     def read_into(self, out: np.ndarray, projections: Iterable[ChunkProjection]) -> None:
         """Scatter the chunks of ``projections`` into ``out`` (shaped like the selection)."""

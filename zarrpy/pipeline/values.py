@@ -319,6 +319,13 @@ class ElementForm:
             raise CodecError(f"a variable-length chunk was decoded for fixed-size type {data_type.name!r}")
         return chunk.to_strings() if data_type.is_string else chunk.to_bytes_objects()
 
+    @property
+    def reads_into_buffers(self) -> bool:
+        """True when a read's result is the numpy buffer it filled (so a
+        caller's buffer can be filled directly): not for ragged or optional
+        elements, whose results are built from the buffer."""
+        return self.ragged is None and not is_optional(self.data_type)
+
     def fill_block(self, shape: Shape) -> Any:
         """What to assign where a missing chunk is read."""
         return self.fill if self.ragged is None else empty_elements(shape, self.ragged)
