@@ -126,7 +126,6 @@ class BytesCodec(ArrayToBytesCodec):
             arr = np.frombuffer(data, dtype=native)
         return spec.dtype.family.decode_elements(spec.dtype, arr.reshape(shape))
 
-
     @property
     def capabilities(self) -> CodecCapabilities:
         return PARTIAL

@@ -50,6 +50,8 @@ def parse_float(value: Any, dtype: np.dtype) -> Any:
     if isinstance(value, bool):
         raise TypeError("expected a number, got a boolean")
     if isinstance(value, (int, float)):
+        if type(dtype).__module__ == "numpy.dtypes":  # numpy's own floats: the scalar type casts directly
+            return dtype.type(value)
         return np.array(value, dtype=np.float64).astype(dtype)[()]
     if value == "NaN":
         return np.array(np.nan).astype(dtype)[()]
