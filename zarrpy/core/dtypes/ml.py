@@ -206,7 +206,8 @@ def _lane_to_json(value: Any, name: str) -> Any:
 
 
 def _lane_to_json_v2(value: Any) -> Any:
-    f = float(np.asarray(value).astype(np.float64))
+    with np.errstate(invalid="ignore"):  # a signalling NaN: V2 writes it as "NaN" anyway
+        f = float(np.asarray(value).astype(np.float64))
     if np.isnan(f):
         return "NaN"
     if np.isinf(f):
