@@ -27,6 +27,8 @@ PUBLIC = [
     "DataType",
     "DataTypeFamily",
     "Group",
+    "GrowableArray",
+    "GrowableRagged",
     "InvalidKeyError",
     "MetadataError",
     "NodeExistsError",
@@ -38,6 +40,7 @@ PUBLIC = [
     "UnknownCodecError",
     "ZarrpyError",
     "array",
+    "concat",
     "consolidate_metadata",
     "create",
     "create_array",
@@ -48,6 +51,7 @@ PUBLIC = [
     "full",
     "full_like",
     "group",
+    "iter_rows",
     "migrate_v3",
     "ones",
     "ones_like",
@@ -61,7 +65,7 @@ PUBLIC = [
     "zeros_like",
 ]
 
-CLASSES = {"Array", "DataType", "DataTypeFamily", "Group", "RaggedArray"}
+CLASSES = {"Array", "DataType", "DataTypeFamily", "Group", "GrowableArray", "GrowableRagged", "RaggedArray"}
 ERRORS = {name for name in PUBLIC if name.endswith("Error")}
 
 # Names the subpackages export today; more may be added, none may go.

@@ -9,6 +9,7 @@
 
 from .api._open import create_array, create_group, open, open_array, open_group
 from .api._array import Array
+from .api._buffers import GrowableArray, GrowableRagged
 from .api._convenience import (
     array,
     create,
@@ -42,6 +43,7 @@ from .errors import (
     ZarrpyError,
 )
 from .api._group import Group, consolidate_metadata
+from .api._iterate import concat, iter_rows
 from .tools.migrate import migrate_v3
 from .core.ragged import RaggedArray
 
@@ -56,6 +58,8 @@ __all__ = [
     "DataType",
     "DataTypeFamily",
     "Group",
+    "GrowableArray",
+    "GrowableRagged",
     "InvalidKeyError",
     "MetadataError",
     "NodeExistsError",
@@ -67,6 +71,7 @@ __all__ = [
     "UnknownCodecError",
     "ZarrpyError",
     "array",
+    "concat",
     "consolidate_metadata",
     "create",
     "create_array",
@@ -77,6 +82,7 @@ __all__ = [
     "full",
     "full_like",
     "group",
+    "iter_rows",
     "migrate_v3",
     "ones",
     "ones_like",

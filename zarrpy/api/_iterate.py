@@ -1,0 +1,357 @@
+"""Reading into growable buffers: one selection (``read_into``), blocks of rows
+across many arrays (``iter_rows``), and many arrays into one (``concat``).
+
+Fixed-size elements are scattered straight into a :class:`GrowableArray`
+through ``Array.read(selection, out=...)``, so no intermediate array is
+built; strings, bytes and ragged vectors are read as usual and appended to a
+:class:`GrowableRagged` (their results are built from the decoded chunks in
+any case). The arrays may live in different stores; all must have the same
+element type and the same row shape.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from concurrent.futures import Future, ThreadPoolExecutor
+from typing import Any, NamedTuple
+
+import numpy as np
+
+from ..core._typing import Shape
+from ..core.indexing import OrthogonalIndexer
+from ..errors import SelectionError
+from ._array import Array
+from ._buffers import GrowableArray, GrowableRagged
+from ._node import location
+from ._open import open_array
+
+Buffer = GrowableArray | GrowableRagged
+
+
+class _Source(NamedTuple):
+    """One input array and how errors name it."""
+
+    array: Array
+    label: str
+
+
+class _Piece(NamedTuple):
+    """Rows ``start:stop`` of source number ``source``, going to buffer row ``offset``."""
+
+    source: int
+    start: int
+    stop: int
+    offset: int
+
+
+# -- one selection -----------------------------------------------------------
+
+
+def read_into(array: Array, buf: Buffer, selection: Any = Ellipsis) -> Buffer:
+    """Read ``array[selection]`` into ``buf`` and return ``buf``.
+
+    The buffer's size becomes the number of rows read (the first axis of the
+    selection's result); it reallocates only when its capacity is short, so
+    reading many windows of one size into one buffer allocates once. Fixed
+    types need a :class:`GrowableArray` of the array's dtype whose
+    ``shape_tail`` is the rest of the result's shape; the chunks are
+    scattered straight into it. Strings, bytes and ragged vectors need a
+    :class:`GrowableRagged` of that kind and a 1-D result.
+
+    Raises
+    ------
+    SelectionError
+        If the selection picks a single element (no rows), or the buffer's
+        kind, dtype or row shape does not match (the message names both).
+    """
+    source = _Source(array, f"array at {location(array.store, array.path)}")
+    shape = _result_shape(array, selection)
+    if not shape:
+        raise SelectionError(f"read_into: selection {selection!r} of {source.label} picks one element, not rows; "
+                             "keep at least one axis (e.g. a slice)")
+    _check_buffer(buf, source, shape[1:])
+    if isinstance(buf, GrowableArray):
+        old = buf.size
+        buf.resize(shape[0])
+        try:
+            array.read(selection, out=buf.nda)
+        except BaseException:
+            buf.resize(old)
+            raise
+    else:
+        buf.clear()
+        buf.extend(array[selection])
+    return buf
+
+
+# -- many arrays -------------------------------------------------------------
+
+
+def iter_rows(
+    arrays: Iterable[Array | str | os.PathLike[str]],
+    rows: int,
+    buffer: Buffer | None = None,
+    selection: Any = None,
+    *,
+    prefetch: bool = False,
+) -> Iterator[Buffer]:
+    """Blocks of ``rows`` rows of the arrays concatenated along axis 0.
+
+    ``arrays`` are :class:`~zarrpy.Array` s or URLs / paths (opened
+    read-only), possibly in different stores; all are opened first, and
+    must share the element type and row shape. Block *k* holds rows
+    ``k*rows`` to ``k*rows + rows - 1`` of the concatenation, across array
+    boundaries; every block has ``rows`` rows except perhaps the last.
+
+    Each block is read into one reused buffer (``buffer``, or a new
+    :class:`GrowableArray` / :class:`GrowableRagged` of the right kind), and
+    the buffer itself is yielded: **the next step overwrites it** -- copy
+    (``np.array(buf.nda)``, ``buf.to_numpy()``) what you keep.
+
+    ``selection`` applies to the trailing axes (1, 2, ...) of every array:
+    a slice, an integer or a tuple of them (``(slice(0, 3), 2)`` keeps
+    columns 0-2 of axis 1 and drops axis 2). The row shape is then that of
+    the selected part.
+
+    ``prefetch=True`` reads the next block on a background thread into a
+    second buffer of the same kind while the current one is in use (double
+    buffering; two buffers in memory). Yielded blocks then alternate
+    between the two buffers, and the contract above still holds: a yielded
+    buffer is only refilled after the step that follows it.
+
+    Raises
+    ------
+    SelectionError
+        If an array is 0-d, or its element type or row shape differs from
+        the first array's (the message names the array), or ``buffer`` does
+        not match them.
+    """
+    rows = _positive(rows)
+    sources = _open_all(arrays)
+    tail = _tail_selection(selection)
+    row_shape = _common_row_shape(sources, tail)
+    buf = buffer if buffer is not None else _new_buffer(sources[0], row_shape) if sources else None
+    if buf is None:
+        return iter(())
+    _check_buffer(buf, sources[0], row_shape)
+    plan = _plan([len(s.array) for s in sources], rows)
+
+    def fill(target: Buffer, pieces: list[_Piece]) -> None:
+        _fill(target, sources, tail, pieces)
+
+    if not prefetch:
+        return _serial(plan, buf, fill)
+    return _double_buffered(plan, buf, _new_buffer(sources[0], row_shape), fill)
+
+
+def concat(
+    arrays: Iterable[Array | str | os.PathLike[str]], selection: Any = None
+) -> Buffer:
+    """All rows of ``arrays`` (as :func:`iter_rows` takes them) in one new buffer.
+
+    The total number of rows is known from the metadata, so the buffer is
+    reserved once: a :class:`GrowableArray` reallocates exactly once (zero
+    times for no rows). A :class:`GrowableRagged` reserves its offsets once
+    too, but the size of the values is only known once they are read, so they
+    grow as appending grows them: a logarithmic number of reallocations.
+    ``selection`` applies to the trailing axes, as in :func:`iter_rows`.
+    """
+    sources = _open_all(arrays)
+    if not sources:
+        raise SelectionError("concat: no arrays given")
+    tail = _tail_selection(selection)
+    row_shape = _common_row_shape(sources, tail)
+    buf = _new_buffer(sources[0], row_shape)
+    lengths = [len(s.array) for s in sources]
+    buf.reserve(sum(lengths))
+    _fill(buf, sources, tail, [p for block in _plan(lengths, max(1, sum(lengths))) for p in block])
+    return buf
+
+
+# -- block plans and filling -------------------------------------------------
+
+
+def _plan(lengths: Sequence[int], rows: int) -> Iterator[list[_Piece]]:
+    """The pieces of each block of ``rows`` rows over arrays of ``lengths``."""
+    block: list[_Piece] = []
+    filled = 0
+    for i, n in enumerate(lengths):
+        start = 0
+        while start < n:
+            take = min(n - start, rows - filled)
+            block.append(_Piece(i, start, start + take, filled))
+            filled += take
+            start += take
+            if filled == rows:
+                yield block
+                block, filled = [], 0
+    if block:
+        yield block
+
+
+def _fill(buf: Buffer, sources: Sequence[_Source], tail: tuple[Any, ...], pieces: list[_Piece]) -> None:
+    """Read ``pieces`` into ``buf``, which ends up holding exactly them."""
+    total = pieces[-1].offset + pieces[-1].stop - pieces[-1].start if pieces else 0
+    if isinstance(buf, GrowableArray):
+        buf.resize(total)
+        out = buf.nda
+        for p in pieces:
+            sources[p.source].array.read((slice(p.start, p.stop), *tail), out=out[p.offset : p.offset + p.stop - p.start])
+    else:
+        buf.clear()
+        for p in pieces:
+            buf.extend(sources[p.source].array[(slice(p.start, p.stop), *tail)])
+
+
+def _serial(plan: Iterator[list[_Piece]], buf: Buffer, fill: Callable[[Buffer, list[_Piece]], None]) -> Iterator[Buffer]:
+    for pieces in plan:
+        fill(buf, pieces)
+        yield buf
+
+
+def _double_buffered(
+    plan: Iterator[list[_Piece]], first: Buffer, second: Buffer, fill: Callable[[Buffer, list[_Piece]], None]
+) -> Iterator[Buffer]:
+    """Fill block k+1 into one buffer while block k is yielded from the other.
+
+    The background thread is a one-thread executor of its own, not the shared
+    chunk pool: a task on the pool runs its own chunk work inline (no
+    parallel decoding), and would hold a pool thread for the whole block.
+    From this thread, the block's reads use the pool as any caller's do.
+    """
+    buffers = (first, second)
+    with ThreadPoolExecutor(1, thread_name_prefix="zarrpy-prefetch") as executor:
+        pending: Future[None] | None = None
+        try:
+            pieces = next(plan, None)
+            if pieces is None:
+                return
+            pending = executor.submit(fill, buffers[0], pieces)
+            current = 0
+            for pieces in plan:
+                pending.result()
+                # The consumer asked for this step, so it is done with the other buffer.
+                pending = executor.submit(fill, buffers[1 - current], pieces)
+                yield buffers[current]
+                current = 1 - current
+            pending.result()
+            pending = None
+            yield buffers[current]
+        finally:
+            if pending is not None and not pending.cancel():
+                pending.exception()  # wait: never leave a thread writing into a buffer
+
+
+# -- checks --------------------------------------------------------------------
+
+
+def _open_all(arrays: Iterable[Array | str | os.PathLike[str]]) -> list[_Source]:
+    sources = []
+    for i, item in enumerate(arrays):
+        if isinstance(item, Array):
+            sources.append(_Source(item, f"array {i} at {location(item.store, item.path)}"))
+        elif isinstance(item, (str, os.PathLike)):
+            sources.append(_Source(open_array(item, mode="r"), f"array {i} ({os.fspath(item)!r})"))
+        else:
+            raise TypeError(f"array {i}: expected a zarrpy.Array or a URL / path, got {type(item).__name__}")
+    return sources
+
+
+def _kind(array: Array) -> str:
+    """How an array's elements are buffered: "fixed", "str", "bytes" or "ragged"."""
+    if array.serializer.ragged_dtype() is not None:
+        return "ragged"
+    if array.dtype.kind == "T":
+        return "str"
+    if array.dtype.kind == "O":
+        return "bytes"
+    return "fixed"
+
+
+def _element_dtype(array: Array) -> np.dtype:
+    """The dtype a buffer of this array's elements has."""
+    ragged = array.serializer.ragged_dtype()
+    return ragged if ragged is not None else array.dtype
+
+
+def _describe(array: Array) -> str:
+    """The element type in words, for messages: ``dtype int32``, ``strings`` ..."""
+    kind = _kind(array)
+    if kind == "fixed":
+        return f"dtype {array.dtype}"
+    return f"ragged {_element_dtype(array)} vectors" if kind == "ragged" else {"str": "strings", "bytes": "bytes"}[kind]
+
+
+def _result_shape(array: Array, selection: Any) -> Shape:
+    """The shape ``array[selection]`` has."""
+    return OrthogonalIndexer(selection, array.shape, array.shards or array.chunks, max_arrays=1).shape
+
+
+def _tail_selection(selection: Any) -> tuple[Any, ...]:
+    if selection is None:
+        return ()
+    return selection if isinstance(selection, tuple) else (selection,)
+
+
+def _common_row_shape(sources: Sequence[_Source], tail: tuple[Any, ...]) -> Shape:
+    """The row shape all arrays share; SelectionError naming the first that differs."""
+    first: tuple[str, Shape] | None = None
+    for source in sources:
+        if not source.array.shape:
+            raise SelectionError(f"{source.label} is 0-d: it has no rows")
+        try:
+            row_shape = _result_shape(source.array, (slice(0, 0), *tail))[1:]
+        except (SelectionError, IndexError) as exc:
+            raise SelectionError(f"{source.label}: trailing selection {tail!r}: {exc}") from None
+        this = (_describe(source.array), row_shape)
+        if first is None:
+            first = this
+        elif this != first:
+            raise SelectionError(f"{source.label} has {this[0]} and row shape {this[1]}, but array 0 has "
+                                 f"{first[0]} and row shape {first[1]}")
+    return first[1] if first is not None else ()
+
+
+def _check_buffer(buf: Any, source: _Source, row_shape: Shape) -> None:
+    """SelectionError naming both sides when ``buf`` cannot hold the rows of ``source``."""
+    array, kind = source.array, _kind(source.array)
+    if isinstance(buf, GrowableArray):
+        if kind != "fixed":
+            raise SelectionError(f"{source.label} has {_describe(array)}: read it into a GrowableRagged, "
+                                 f"not {buf!r}")
+        if buf.dtype != array.dtype:
+            raise SelectionError(f"buffer dtype {buf.dtype} does not match the dtype {array.dtype} of {source.label}")
+        if buf.shape_tail != row_shape:
+            raise SelectionError(f"buffer row shape {buf.shape_tail} does not match the row shape {row_shape} "
+                                 f"read from {source.label}")
+    elif isinstance(buf, GrowableRagged):
+        if kind == "fixed":
+            raise SelectionError(f"{source.label} has {_describe(array)}: read it into a GrowableArray, not {buf!r}")
+        if buf.kind != kind or (kind == "ragged" and buf.dtype != _element_dtype(array)):
+            raise SelectionError(f"{buf!r} cannot hold the {_describe(array)} of {source.label}")
+        if row_shape:
+            raise SelectionError(f"a GrowableRagged holds one element per row, but rows read from {source.label} "
+                                 f"have shape {row_shape}")
+    else:
+        raise TypeError(f"buffer must be a GrowableArray or GrowableRagged, got {type(buf).__name__}")
+
+
+def _new_buffer(source: _Source, row_shape: Shape) -> Buffer:
+    kind = _kind(source.array)
+    if kind == "fixed":
+        return GrowableArray(source.array.dtype, shape_tail=row_shape)
+    if row_shape:
+        raise SelectionError(f"{source.label} has {_describe(source.array)} with row shape {row_shape}; a "
+                             "GrowableRagged holds one element per row (select one position on the trailing axes)")
+    return GrowableRagged(_element_dtype(source.array) if kind == "ragged" else kind)
+
+
+def _positive(rows: Any) -> int:
+    n = int(rows)
+    if n != rows or n <= 0:
+        raise ValueError(f"rows must be a positive integer, got {rows!r}")
+    return n
+
+
+__all__ = ["concat", "iter_rows", "read_into"]
