@@ -481,12 +481,13 @@ def _ragged_kind(kind_or_dtype: Any) -> tuple[str, np.dtype]:
         return "str", np.dtype(np.dtypes.StringDType())
     if kind_or_dtype in ("bytes", bytes):
         return "bytes", np.dtype(object)
+    bad = f"GrowableRagged kind must be 'str', 'bytes' or a numeric dtype, got {kind_or_dtype!r}"
     try:
         dt = np.dtype(kind_or_dtype)
     except TypeError:
-        raise TypeError(f"GrowableRagged kind must be 'str', 'bytes' or a numeric dtype, got {kind_or_dtype!r}") from None
+        raise TypeError(bad) from None
     if dt.kind not in "biufc":
-        raise TypeError(f"GrowableRagged kind must be 'str', 'bytes' or a numeric dtype, got {dt}")
+        raise TypeError(bad)
     return "ragged", np.dtype(dt.newbyteorder("="))
 
 

@@ -197,21 +197,25 @@ def _fill(buf: Buffer, sources: Sequence[_Source], tail: tuple[Any, ...], pieces
         buf.resize(total)
         out = buf.nda
         for p in pieces:
-            sources[p.source].array.read((slice(p.start, p.stop), *tail), out=out[p.offset : p.offset + p.stop - p.start])
+            rows = out[p.offset : p.offset + p.stop - p.start]
+            sources[p.source].array.read((slice(p.start, p.stop), *tail), out=rows)
     else:
         buf.clear()
         for p in pieces:
             buf.extend(sources[p.source].array[(slice(p.start, p.stop), *tail)])
 
 
-def _serial(plan: Iterator[list[_Piece]], buf: Buffer, fill: Callable[[Buffer, list[_Piece]], None]) -> Iterator[Buffer]:
+Fill = Callable[[Buffer, list[_Piece]], None]
+
+
+def _serial(plan: Iterator[list[_Piece]], buf: Buffer, fill: Fill) -> Iterator[Buffer]:
     for pieces in plan:
         fill(buf, pieces)
         yield buf
 
 
 def _double_buffered(
-    plan: Iterator[list[_Piece]], first: Buffer, second: Buffer, fill: Callable[[Buffer, list[_Piece]], None]
+    plan: Iterator[list[_Piece]], first: Buffer, second: Buffer, fill: Fill
 ) -> Iterator[Buffer]:
     """Fill block k+1 into one buffer while block k is yielded from the other.
 
