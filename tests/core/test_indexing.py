@@ -396,11 +396,10 @@ def test_boolean_mask_of_the_wrong_length():
         ((0, 1), None),  # two indices on a 1-D array are "too many", not a pair
         ((slice(0.5, 2),), "slice bounds must be integers"),
         ((slice(0, 2, 1.0),), "slice bounds must be integers"),
-        (np.array([0.0, 1.0]), "1-D integers or booleans, got float64"),
-        (np.array([[0, 1]]), r"1-D integers or booleans, got int64 \(1, 2\)"),
-        (np.zeros((1, 5), bool), r"got bool \(1, 5\)"),
-        (np.array(1), r"got int64 \(\)"),
-        (["a"], "1-D integers or booleans"),
+        (np.array([0.0, 1.0]), "must hold integers or booleans, got dtype float64"),
+        (np.array([[0, 1]]), r"must be 1-D, got shape \(1, 2\); use .vindex"),
+        (np.zeros((1, 5), bool), r"must be 1-D, got shape \(1, 5\)"),
+        (["a"], "must hold integers or booleans, got dtype <U1"),
         (None, "np.newaxis"),
         ((slice(None), None), "np.newaxis"),
         ((Ellipsis, 0, Ellipsis), "at most one '...'"),
@@ -412,16 +411,22 @@ def test_unsupported_selections_raise_index_errors(selection, match):
     assert isinstance(info.value, (SelectionError, BoundsCheckError))
 
 
+def test_a_0d_integer_array_is_an_integer():
+    # numpy: a[np.array(1)] is a[1]
+    indexer = OrthogonalIndexer(np.array(1), (5,), (2,))
+    assert indexer.shape == () and indexer.is_scalar
+
+
 def test_max_arrays():
     two = ([0, 1], np.array([1, 2]))
-    with pytest.raises(SelectionError, match="more than one index array.*oindex or .vindex"):
+    with pytest.raises(SelectionError, match=r"2 index arrays where at most 1 may be given; use .oindex \(orthogonal\) or .vindex"):
         OrthogonalIndexer(two, (3, 3), (2, 2), max_arrays=1)
-    with pytest.raises(SelectionError, match="more than one index array"):
+    with pytest.raises(SelectionError, match="2 index arrays where at most 1"):
         OrthogonalIndexer((np.ones(3, bool), [0]), (3, 3), (2, 2), max_arrays=1)
     assert OrthogonalIndexer(two, (3, 3), (2, 2)).shape == (2, 2)
-    with pytest.raises(SelectionError, match="for arrays use .oindex or .vindex"):
+    with pytest.raises(SelectionError, match=r"basic selection takes integers, slices and '...', got list; for index arrays use .oindex"):
         OrthogonalIndexer([0], (3,), (2,), max_arrays=0)
-    with pytest.raises(SelectionError, match="for arrays use"):
+    with pytest.raises(SelectionError, match="for index arrays use"):
         OrthogonalIndexer((0, np.ones(3, bool)), (3, 3), (2, 2), max_arrays=0)
     assert OrthogonalIndexer([0], (3,), (2,), max_arrays=1).shape == (1,)
     assert OrthogonalIndexer(slice(None, None, -1), (3,), (2,), max_arrays=0).shape == (3,)

@@ -16,10 +16,11 @@ import numpy.typing as npt
 from ..codecs.abc import ArrayToBytesCodec, BytesToBytesCodec, ArrayToArrayCodec, Codec
 from ..core._typing import ChunkCoords, Shape
 from ..core.indexing import OrthogonalIndexer, block_region
+from ..core.point_indexing import has_index_arrays, is_vectorized, with_index_arrays
 from ..errors import NodeNotFoundError, SelectionError
 from ..metadata.nodes import ArrayMetadata
 from ..metadata.v3 import ArrayMetadataV3
-from ..pipeline.chunk_io import StoredSizes, BlockWrite, ChunkData, ChunkIO
+from ..pipeline.chunk_io import StoredSizes, BlockWrite, ChunkData, ChunkIO, Indexer
 from ..pipeline.convert import v2_to_v3
 from ..pipeline.values import coerce_value, user_fill
 from ..stores.abc import Store
@@ -32,7 +33,8 @@ class Array(Node[ArrayMetadata]):
 
     Open one with :func:`zarrpy.open_array` or create one with
     :func:`zarrpy.create_array`. Indexing follows numpy: ``a[1:5, ::2]``,
-    ``a[..., 3]``, ``a[-1]``; ``a.oindex[[1, 5], :]`` selects orthogonally.
+    ``a[..., 3]``, ``a[-1]``; ``a.oindex[[1, 5], :]`` selects orthogonally,
+    ``a.vindex[[1, 5], [0, 2]]`` pointwise (numpy's advanced indexing).
     """
 
     def __init__(
@@ -222,7 +224,7 @@ class Array(Node[ArrayMetadata]):
 
     # -- reading -------------------------------------------------------
     def __getitem__(self, selection: Any) -> Any:
-        return self._read(OrthogonalIndexer(selection, self.shape, self._v3.chunk_shape, max_arrays=1))
+        return self._read(self._plain_indexer(selection))
 
     def get_basic_selection(self, selection: Any = Ellipsis, *, out: np.ndarray | None = None) -> Any:
         """Integers and slices per dimension (``a[...]``); ``out``: see :meth:`read`."""
@@ -230,7 +232,24 @@ class Array(Node[ArrayMetadata]):
 
     def get_orthogonal_selection(self, selection: Any, *, out: np.ndarray | None = None) -> Any:
         """Each dimension indexed on its own (``a.oindex[...]``); ``out``: see :meth:`read`."""
-        return self._read(OrthogonalIndexer(selection, self.shape, self._v3.chunk_shape), out)
+        return self._read(OrthogonalIndexer(with_index_arrays(selection), self.shape, self._v3.chunk_shape), out)
+
+    def get_coordinate_selection(self, selection: Any, *, out: np.ndarray | None = None) -> Any:
+        """Points: one integer array per dimension, broadcast together
+        (``a.vindex[rows, cols]``); the result has the broadcast shape.
+        ``out``: see :meth:`read`."""
+        return self._read(self._coordinate_indexer(selection), out)
+
+    def get_mask_selection(self, mask: Any, *, out: np.ndarray | None = None) -> Any:
+        """The elements where the boolean ``mask`` (of the array's shape) is
+        True, in C order, as ``data[mask]``; ``out``: see :meth:`read`."""
+        return self._read(self._mask_indexer(mask), out)
+
+    def get_vectorized_selection(self, selection: Any, *, out: np.ndarray | None = None) -> Any:
+        """numpy's advanced indexing (``a.vindex[...]``): integer arrays and
+        N-D boolean masks broadcast into points, slices mixed in add their
+        dimensions where numpy puts them; ``out``: see :meth:`read`."""
+        return self._read(self._vector_indexer(selection), out)
 
     def read(self, selection: Any = Ellipsis, *, out: np.ndarray | None = None) -> Any:
         """``a[selection]``, or with ``out`` written straight into the caller's
@@ -240,12 +259,57 @@ class Array(Node[ArrayMetadata]):
         Raises SelectionError naming both shapes (or dtypes) when ``out`` does
         not fit; ragged and optional arrays build their results and take no ``out``.
         """
-        return self._read(OrthogonalIndexer(selection, self.shape, self._v3.chunk_shape, max_arrays=1), out)
+        return self._read(self._plain_indexer(selection), out)
 
     @property
     def oindex(self) -> _Selector:
         """Orthogonal selection: each dimension indexed independently."""
         return _Selector(self.get_orthogonal_selection, self.set_orthogonal_selection)
+
+    @property
+    def vindex(self) -> _Selector:
+        """Vectorised (pointwise) selection, as numpy's advanced indexing:
+        ``a.vindex[[0, 2], [1, 3]]`` is the two elements ``(0, 1)`` and
+        ``(2, 3)``; ``a.vindex[mask]`` the elements where an N-D boolean mask
+        is True. Assignable too; where points repeat, the last value wins."""
+        return _Selector(self.get_vectorized_selection, self.set_vectorized_selection)
+
+    def _plain_indexer(self, selection: Any) -> Indexer:
+        """``a[selection]``'s indexer, routed as zarr-python routes it
+        (see :func:`~zarrpy.core.point_indexing.is_vectorized`)."""
+        selection = with_index_arrays(selection)
+        if is_vectorized(selection, self.ndim):
+            return self._io.point_indexer(selection)
+        return OrthogonalIndexer(selection, self.shape, self._v3.chunk_shape, max_arrays=1)
+
+    def _vector_indexer(self, selection: Any) -> Indexer:
+        selection = with_index_arrays(selection)
+        if not has_index_arrays(selection) or not self.ndim:
+            return OrthogonalIndexer(selection, self.shape, self._v3.chunk_shape, max_arrays=0)
+        return self._io.point_indexer(selection)
+
+    def _coordinate_indexer(self, selection: Any) -> Indexer:
+        items = with_index_arrays(selection)
+        items = items if isinstance(items, tuple) else (items,)
+        for item in items:
+            integer = isinstance(item, (int, np.integer)) and not isinstance(item, (bool, np.bool_))
+            if not integer and not (isinstance(item, np.ndarray) and item.dtype.kind in "iu"):
+                raise SelectionError(
+                    f"coordinate selection: expected integers or integer arrays, one per dimension, got {item!r}; "
+                    "use .vindex for masks and slices"
+                )
+        if len(items) != self.ndim:
+            raise SelectionError(
+                f"coordinate selection: {len(items)} index arrays for a {self.ndim}-dimensional array"
+            )
+        return self._io.point_indexer(items)
+
+    def _mask_indexer(self, mask: Any) -> Indexer:
+        mask = with_index_arrays(mask)
+        if not isinstance(mask, np.ndarray) or mask.dtype != bool or mask.shape != self.shape:
+            got = f"{mask.dtype} array of shape {mask.shape}" if isinstance(mask, np.ndarray) else type(mask).__name__
+            raise SelectionError(f"mask selection: expected a boolean array of shape {self.shape}, got {got}")
+        return self._io.point_indexer(mask) if self.ndim else OrthogonalIndexer(mask, self.shape, ())
 
     @property
     def blocks(self) -> _Selector:
@@ -264,7 +328,7 @@ class Array(Node[ArrayMetadata]):
         """The array region (slices) that a selection of chunk indices covers."""
         return block_region(selection, self.shape, self.chunks)
 
-    def _read(self, indexer: OrthogonalIndexer, out: np.ndarray | None = None) -> Any:
+    def _read(self, indexer: Indexer, out: np.ndarray | None = None) -> Any:
         return self._io.read(indexer, out)
 
     # -- block API -----------------------------------------------------
@@ -298,22 +362,40 @@ class Array(Node[ArrayMetadata]):
 
     # -- writing -------------------------------------------------------
     def __setitem__(self, selection: Any, value: Any) -> None:
-        self._write(OrthogonalIndexer(selection, self.shape, self._v3.chunk_shape, max_arrays=1), value)
+        self._write(self._plain_indexer(selection), value)
 
     def set_basic_selection(self, selection: Any, value: Any) -> None:
         self._write(OrthogonalIndexer(selection, self.shape, self._v3.chunk_shape, max_arrays=0), value)
 
     def set_orthogonal_selection(self, selection: Any, value: Any) -> None:
-        self._write(OrthogonalIndexer(selection, self.shape, self._v3.chunk_shape), value)
+        self._write(OrthogonalIndexer(with_index_arrays(selection), self.shape, self._v3.chunk_shape), value)
+
+    def set_coordinate_selection(self, selection: Any, value: Any) -> None:
+        """Write ``value`` (broadcast to the points' shape) at the points of
+        :meth:`get_coordinate_selection`; where points repeat, the last value wins."""
+        self._write(self._coordinate_indexer(selection), value)
+
+    def set_mask_selection(self, mask: Any, value: Any) -> None:
+        """Write ``value`` where the boolean ``mask`` (of the array's shape) is True."""
+        self._write(self._mask_indexer(mask), value)
+
+    def set_vectorized_selection(self, selection: Any, value: Any) -> None:
+        """``a.vindex[selection] = value`` (see :attr:`vindex`)."""
+        self._write(self._vector_indexer(selection), value)
 
     def _coerce(self, value: Any, shape: Shape) -> np.ndarray:
         """``value`` as this array's elements broadcast to ``shape``, or a clear
         error before anything is written (numpy's assignment rules)."""
         return self._io.form.coerce(value, shape)
 
-    def _write(self, indexer: OrthogonalIndexer, value: Any) -> None:
+    def _write(self, indexer: Indexer, value: Any) -> None:
+        """Each chunk the selection touches is read (unless covered whole),
+        merged and written once, under its key's lock: never a read-modify-write
+        of the array, which would lose other writers' updates."""
         self._check_writable()
         value = self._coerce(value, indexer.shape)
+        if indexer.flat_output:
+            value = value.reshape(-1)
         self._io.write([BlockWrite(p, value[(*p.out_selection, Ellipsis)]) for p in indexer])
 
     # -- shape changes -------------------------------------------------

@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Callable, Sequence
 import numpy as np
 
 from ..core.array_bytes import ArrayBytes
-from ..core.selection import numpy_index
+from ..core.selection import Points, numpy_index
 from ..errors import CodecError
 from .fill import fill_chunk
 from .partial import ChunkSelection, is_full_selection, selection_shape
@@ -23,10 +23,11 @@ if TYPE_CHECKING:
 
 @dataclass(frozen=True, slots=True)
 class ChunkWrite:
-    """``block`` written at ``selection`` of a chunk (orthogonal: per
-    dimension a slice or a 1-D integer array); ``block`` has the selection's shape."""
+    """``block`` written at ``selection`` of a chunk: orthogonal (per
+    dimension a slice or a 1-D integer array) or :class:`~zarrpy.core.selection.Points`
+    (later points win where they repeat); ``block`` has the selection's shape."""
 
-    selection: ChunkSelection
+    selection: ChunkSelection | Points
     block: ArrayBytes
 
 

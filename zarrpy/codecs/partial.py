@@ -28,7 +28,7 @@ from typing import Any, Callable, Protocol, Sequence, TypeVar
 
 
 from ..core.array_bytes import ArrayBytes
-from ..core.selection import dim_indices
+from ..core.selection import Points, dim_indices
 from ..core.byte_range import ByteRequest, OffsetRequest, RangeRequest, SuffixRequest, slice_bytes
 
 T = TypeVar("T")
@@ -220,8 +220,10 @@ class WholeChunkDecoder(ArrayPartialDecoder):
         return [None if chunk is None else chunk.select(s) for s in selections]
 
 
-def selection_shape(selection: ChunkSelection, shape: Sequence[int]) -> tuple[int, ...]:
+def selection_shape(selection: ChunkSelection | Points, shape: Sequence[int]) -> tuple[int, ...]:
     """The shape of ``chunk[selection]`` for a chunk of ``shape``."""
+    if isinstance(selection, Points):
+        return selection.shape
     return tuple(len(p) for p in dim_indices(selection, shape))
 
 
@@ -230,9 +232,10 @@ def full_selection(shape: Sequence[int]) -> ChunkSelection:
     return tuple(slice(0, n) for n in shape)
 
 
-def is_full_selection(selection: ChunkSelection, shape: Sequence[int]) -> bool:
-    """True when ``selection`` is the whole chunk, in order."""
-    return all(
+def is_full_selection(selection: ChunkSelection | Points, shape: Sequence[int]) -> bool:
+    """True when ``selection`` is the whole chunk, in order (points never are:
+    their block is not shaped like the chunk)."""
+    return not isinstance(selection, Points) and all(
         isinstance(s, slice) and s.indices(n) == (0, n, 1) for s, n in zip(selection, shape)
     )
 

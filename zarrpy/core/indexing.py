@@ -23,6 +23,7 @@ from typing import Any, Iterator
 import numpy as np
 
 from ._typing import ChunkCoords, Shape
+from .point_indexing import as_index_array, is_array_like
 from ..errors import BoundsCheckError, SelectionError
 
 
@@ -43,6 +44,14 @@ class ChunkProjection:
     out_selection: tuple[Any, ...]
     out_block_shape: Shape
     is_complete: bool
+
+    pick = None
+    """Point projections pick elements out of ``chunk_dim_selection``'s box; this one takes it whole."""
+
+    @property
+    def write_selection(self) -> tuple[Any, ...]:
+        """The selection a write of this block takes in its chunk."""
+        return self.chunk_dim_selection
 
 
 @dataclass(frozen=True, slots=True)
@@ -158,17 +167,22 @@ def _dim_indexer(sel: Any, dim_len: int, chunk_len: int, allow_arrays: bool) -> 
             start, stop, step = sel.indices(dim_len)
             return _ArrayDim(np.arange(start, stop, step, dtype=np.int64), dim_len, chunk_len, from_slice=True)
         return _SliceDim(sel, dim_len, chunk_len)
-    if allow_arrays and isinstance(sel, (list, np.ndarray)):
-        arr = np.asarray(sel)
-        if arr.size == 0 and arr.dtype != bool:
-            arr = arr.astype(np.int64)
-        if arr.ndim != 1 or (arr.dtype.kind not in "iu" and arr.dtype != bool):
-            raise SelectionError(f"an index array must be 1-D integers or booleans, got {arr.dtype} {arr.shape}")
+    if allow_arrays and is_array_like(sel):
+        arr = as_index_array(sel)
+        if arr.ndim == 0 and arr.dtype != bool:
+            return _IntDim(int(arr), dim_len, chunk_len)
+        if arr.ndim != 1:
+            raise SelectionError(
+                f"an orthogonal index array must be 1-D, got shape {arr.shape}; "
+                "use .vindex for numpy's pointwise indexing with N-D arrays"
+            )
         return _ArrayDim(arr, dim_len, chunk_len)
-    raise SelectionError(
-        f"unsupported selection {sel!r}: use integers, slices, '...'"
-        + (", or 1-D integer/boolean arrays" if allow_arrays else "; for arrays use .oindex or .vindex")
-    )
+    if is_array_like(sel):
+        raise SelectionError(
+            f"a basic selection takes integers, slices and '...', got {type(sel).__name__}; "
+            "for index arrays use .oindex (orthogonal) or .vindex (pointwise, as numpy)"
+        )
+    raise SelectionError(f"unsupported selection {sel!r}: use integers, slices, '...' or index arrays")
 
 
 def _expand(selection: Any, ndim: int) -> tuple[Any, ...]:
@@ -197,6 +211,8 @@ class OrthogonalIndexer:
     orthogonal semantics agree).
     """
 
+    flat_output = False
+
     def __init__(self, selection: Any, shape: Shape, chunk_shape: Shape, *, max_arrays: int | None = None):
         sel = _expand(selection, len(shape))
         self.dims = []
@@ -209,7 +225,8 @@ class OrthogonalIndexer:
         n_user_arrays = sum(isinstance(d, _ArrayDim) and not d.from_slice for d in self.dims)
         if max_arrays is not None and n_user_arrays > max_arrays:
             raise SelectionError(
-                "more than one index array in a plain selection is ambiguous; use .oindex or .vindex"
+                f"{n_user_arrays} index arrays where at most {max_arrays} may be given; "
+                "use .oindex (orthogonal) or .vindex (pointwise, as numpy)"
             )
         self.shape: Shape = tuple(d.nitems for d in self.dims if not d.drops)
         # Only integers select a scalar; on a 0-d array, `...` keeps the 0-d

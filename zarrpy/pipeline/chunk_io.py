@@ -33,6 +33,7 @@ from ..codecs.partial import ArrayPartialDecoder, DecodeOptions
 from ..core._typing import ChunkCoords, Shape
 from ..core.chunk_grid import RegularChunkGrid
 from ..core.indexing import ChunkProjection, OrthogonalIndexer
+from ..core.point_indexing import PointIndexer, PointProjection
 from ..core.paths import join_key
 from ..errors import CodecError, SelectionError, at_key
 from ..metadata.chunk_key_encoding import decode_chunk_key, encode_chunk_key
@@ -43,12 +44,16 @@ from .locks import locked
 from .values import ElementForm
 
 
+Projection = ChunkProjection | PointProjection
+Indexer = OrthogonalIndexer | PointIndexer
+
+
 @dataclass(frozen=True, slots=True)
 class BlockWrite:
     """``block`` (elements, shaped like the selection) written at
     ``projection``'s place in its stored chunk."""
 
-    projection: ChunkProjection
+    projection: Projection
     block: np.ndarray
 
 
@@ -164,8 +169,13 @@ class ChunkIO:
     def indexer(self, selection: Any, *, max_arrays: int | None = None) -> OrthogonalIndexer:
         return OrthogonalIndexer(selection, self.shape, self.grid.chunk_shape, max_arrays=max_arrays)
 
+    def point_indexer(self, selection: Any) -> PointIndexer:
+        """A pointwise (numpy advanced) selection, grouped by the read unit
+        (inner chunks of a shard), so partial reads stay inside them."""
+        return PointIndexer(selection, self.shape, self.grid.chunk_shape, self.chunk_shape)
+
     # -- reading -------------------------------------------------------
-    def read(self, indexer: OrthogonalIndexer, out: np.ndarray | None = None) -> Any:
+    def read(self, indexer: Indexer, out: np.ndarray | None = None) -> Any:
         """The selection ``indexer`` describes, as numpy (a scalar for an
         all-integer selection; a RaggedArray for ragged elements).
 
@@ -176,13 +186,17 @@ class ChunkIO:
         """
         if out is not None:
             self._check_out(out, indexer)
-            self.read_into(out, indexer)
+            if indexer.flat_output and not out.flags.c_contiguous:
+                # Points land by flat position: a strided out gets one copy.
+                out[...] = self.read(indexer)
+                return out
+            self.read_into(out.reshape(-1) if indexer.flat_output else out, indexer)
             return out
         buffer = np.empty(indexer.shape, dtype=self.form.dtype)
-        self.read_into(buffer, indexer)
+        self.read_into(buffer.reshape(-1) if indexer.flat_output else buffer, indexer)
         return self.form.scalar(buffer) if indexer.is_scalar else self.form.result(buffer)
 
-    def _check_out(self, out: Any, indexer: OrthogonalIndexer) -> None:
+    def _check_out(self, out: Any, indexer: Indexer) -> None:
         if not isinstance(out, np.ndarray) or isinstance(out, np.ma.MaskedArray):
             raise SelectionError(f"out: expected a numpy array, got {type(out).__name__}")
         if not self.form.reads_into_buffers:
@@ -196,49 +210,62 @@ class ChunkIO:
         if not out.flags.writeable:
             raise SelectionError("out: the array is read-only")
 
-    def read_into(self, out: np.ndarray, projections: Iterable[ChunkProjection]) -> None:
-        """Scatter the chunks of ``projections`` into ``out`` (shaped like the selection)."""
+    def read_into(self, out: np.ndarray, projections: Iterable[Projection]) -> None:
+        """Scatter the chunks of ``projections`` into ``out`` (shaped like the
+        selection; flattened for point selections). Projections into one
+        stored chunk (points in several inner chunks of a shard) share one
+        fetch, or one partial decoder and so one index read."""
+        by_key: dict[str, list[Projection]] = {}
+        for proj in projections:
+            by_key.setdefault(self.key(proj.chunk_coords), []).append(proj)
 
-        def read_batch(batch: list[ChunkProjection]) -> None:
-            whole = [p for p in batch if not self._reads_partially(p)]
-            for proj, data in zip(whole, self._fetch([self.key(p.chunk_coords) for p in whole])):
-                self._scatter_whole(out, proj, data)
-            for proj in batch:
-                if self._reads_partially(proj):
-                    self._scatter_part(out, proj)
+        def read_batch(batch: list[tuple[str, list[Projection]]]) -> None:
+            whole = [(k, group) for k, group in batch if not self._reads_partially(group)]
+            for (key, group), data in zip(whole, self._fetch([k for k, _ in whole])):
+                self._scatter_whole(out, key, group, data)
+            for key, group in batch:
+                if self._reads_partially(group):
+                    self._scatter_part(out, key, group)
 
-        for_each_batch(read_batch, projections)
+        for_each_batch(read_batch, list(by_key.items()))
 
-    def _reads_partially(self, proj: ChunkProjection) -> bool:
+    def _reads_partially(self, group: list[Projection]) -> bool:
         """Read only part of this chunk? When the chain can and the chunk is
         not wanted whole: always for chunks holding inner chunks, else when at
         most half of it is wanted."""
-        if not self._partial or proj.is_complete:
+        if not self._partial or any(p.is_complete for p in group):
             return False
         stored = self.bound.encoded_size
         if stored is not None and stored <= self.store.whole_read_nbytes:
             return False  # cheaper whole on this store
-        return self.inner is not None or math.prod(proj.chunk_block_shape) * 2 <= math.prod(self.grid.chunk_shape)
+        wanted = sum(math.prod(p.chunk_block_shape) for p in group)
+        return self.inner is not None or wanted * 2 <= math.prod(self.grid.chunk_shape)
 
-    def _scatter_whole(self, out: np.ndarray, proj: ChunkProjection, data: bytes | None) -> None:
+    def _scatter_whole(self, out: np.ndarray, key: str, group: list[Projection], data: bytes | None) -> None:
         if data is None:
-            out[proj.out_selection] = self.form.fill_block(proj.out_block_shape)
-            return
-        chunk = self.decode(proj.chunk_coords, data)
-        block = chunk[(*proj.chunk_selection, Ellipsis)].reshape(proj.out_block_shape)
-        out[proj.out_selection] = block[()] if block.ndim == 0 else block
-
-    def _scatter_part(self, out: np.ndarray, proj: ChunkProjection) -> None:
-        key = self.key(proj.chunk_coords)
-        try:
-            part = self._decoder(key).decode_selection(proj.chunk_dim_selection)
-            if part is None:
+            for proj in group:
                 out[proj.out_selection] = self.form.fill_block(proj.out_block_shape)
-                return
-            block = self.form.to_numpy(part).reshape(proj.out_block_shape)
+            return
+        chunk = self.decode_key(key, data)
+        for proj in group:
+            block = chunk[(*proj.chunk_selection, Ellipsis)].reshape(proj.out_block_shape)
+            out[proj.out_selection] = block[()] if block.ndim == 0 else block
+
+    def _scatter_part(self, out: np.ndarray, key: str, group: list[Projection]) -> None:
+        try:
+            parts = self._decoder(key).decode_selections([p.chunk_dim_selection for p in group])
+            blocks = []
+            for proj, part in zip(group, parts):
+                if part is not None and proj.pick is not None:
+                    part = part.take(proj.pick, proj.chunk_block_shape)
+                blocks.append(None if part is None else self.form.to_numpy(part).reshape(proj.out_block_shape))
         except CodecError as exc:
             raise at_key(exc, key) from exc
-        out[proj.out_selection] = block[()] if block.ndim == 0 else block
+        for proj, block in zip(group, blocks):
+            if block is None:
+                out[proj.out_selection] = self.form.fill_block(proj.out_block_shape)
+            else:
+                out[proj.out_selection] = block[()] if block.ndim == 0 else block
 
     def _decoder(self, key: str) -> ArrayPartialDecoder:
         return self.bound.partial_decoder(self.store.reader(key), self._options)
@@ -249,10 +276,14 @@ class ChunkIO:
 
     def decode(self, coords: ChunkCoords, data: bytes) -> np.ndarray:
         """A whole stored chunk, decoded, as numpy elements."""
+        return self.decode_key(self.key(coords), data)
+
+    def decode_key(self, key: str, data: bytes) -> np.ndarray:
+        """The stored chunk ``key`` holding ``data``, decoded, as numpy elements."""
         try:
             return self.form.to_numpy(self.bound.decode(data))
         except CodecError as exc:
-            raise at_key(exc, self.key(coords)) from exc
+            raise at_key(exc, key) from exc
 
     # -- the block API: (inner) chunks by coordinates --------------------
     def members(self, coords_list: Iterable[ChunkCoords]) -> dict[ChunkCoords, list[Member]]:
@@ -357,7 +388,7 @@ class ChunkIO:
     def _chunk_write(self, b: BlockWrite) -> ChunkWrite:
         proj = b.projection
         block = np.asarray(b.block) if self.form.ragged is None else b.block
-        return ChunkWrite(proj.chunk_dim_selection, self.form.to_array_bytes(block.reshape(proj.chunk_block_shape)))
+        return ChunkWrite(proj.write_selection, self.form.to_array_bytes(block.reshape(proj.chunk_block_shape)))
 
     def _update(self, key: str, old: bytes | None, writes: Sequence[ChunkWrite]) -> bytes | None:
         try:
@@ -366,12 +397,15 @@ class ChunkIO:
             raise at_key(exc, key) from exc
 
     def _covers(self, group: list[BlockWrite]) -> bool:
-        """Do these writes cover their chunk's in-array region whole? (Blocks
-        from one write_chunks call are distinct inner chunks, so sizes add up.)"""
+        """Do these writes cover their chunk's in-array region whole? (Several
+        orthogonal blocks for one chunk come from one write_chunks call: distinct
+        inner chunks, so sizes add up; point blocks may repeat points.)"""
         if any(b.projection.is_complete for b in group):
             return True
+        if len(group) < 2 or not all(isinstance(b.projection, ChunkProjection) for b in group):
+            return False
         region = self.grid.chunk_region(group[0].projection.chunk_coords)
-        return len(group) > 1 and sum(math.prod(b.projection.chunk_block_shape) for b in group) == math.prod(
+        return sum(math.prod(b.projection.chunk_block_shape) for b in group) == math.prod(
             r.stop - r.start for r in region
         )
 

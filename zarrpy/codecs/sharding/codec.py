@@ -38,6 +38,8 @@ import numpy as np
 from ...core.array_bytes import ArrayBytes
 from ...errors import CodecError
 from ...core.indexing import OrthogonalIndexer
+from ...core.point_indexing import PointIndexer
+from ...core.selection import Points
 from .._config import check_choice, check_keys
 from ..abc import ArrayToBytesCodec, ByteReader, ChunkSpec, InnerChunks
 from ..chain import BoundChain, CodecChain
@@ -253,7 +255,8 @@ class ShardingCodec(ArrayToBytesCodec):
 
         ``old`` is the shard's current encoding (None: missing, all fill).
         ``selection`` has per shard dimension a slice or a 1-D integer array
-        (orthogonal); ``block`` has the selection's shape. Semantics: decode,
+        (orthogonal), or is :class:`~zarrpy.core.selection.Points` (split
+        among the inner chunks they fall in); ``block`` has the selection's shape. Semantics: decode,
         ``shard[np.ix_(...)] = block``, encode. Inner chunks the selection
         does not touch keep their encoded bytes as they are; inner chunks it
         covers whole are encoded from ``block`` without decoding the old ones;
@@ -272,7 +275,11 @@ class ShardingCodec(ArrayToBytesCodec):
         view = memoryview(old if old is not None else b"")
         current: dict[int, ArrayBytes] = {}
         for selection, block in writes:
-            indexer = OrthogonalIndexer(normalise_selection(selection), spec.shape, self.chunk_shape)
+            indexer: OrthogonalIndexer | PointIndexer = (
+                PointIndexer.from_points(selection, spec.shape, self.chunk_shape)
+                if isinstance(selection, Points)
+                else OrthogonalIndexer(normalise_selection(selection), spec.shape, self.chunk_shape)
+            )
             if isinstance(block, np.ndarray):
                 block = ArrayBytes.from_array(block)
             if block.shape != indexer.shape:
@@ -288,12 +295,13 @@ class ShardingCodec(ArrayToBytesCodec):
             for proj in indexer:
                 pos = layout.position(proj.chunk_coords)
                 part = source[proj.out_selection]
-                if proj.is_complete:
+                if proj.is_complete and not indexer.flat_output:
                     current[pos] = _as_chunk(part, layout.inner_spec.shape)
                     continue
                 base = current.get(pos)
                 if base is None:
-                    stored = index.get(pos)
+                    # Points covering an inner chunk replace it whole, from the fill value.
+                    stored = None if proj.is_complete else index.get(pos)
                     if stored is None:
                         base = layout.fill_chunk()
                     else:

@@ -1,0 +1,319 @@
+"""Vectorised (pointwise) selections -> per-chunk projections, with numpy.
+
+``a.vindex[...]``, coordinate and mask selections pick elements the way
+numpy's advanced indexing does: the integer arrays (and N-D boolean masks,
+as their ``nonzero()``) broadcast together into one set of points; slices
+mixed in add their own dimensions, placed as numpy places them (the
+broadcast dimensions where the first array was when the arrays are
+adjacent, else first).
+
+:class:`PointIndexer` turns such a selection into one flat coordinate array
+per dimension, groups the points by chunk with one stable sort (no Python
+loop per element) and yields one :class:`PointProjection` per chunk touched,
+so each chunk is read once. Grouping is by *unit* chunk: the inner chunk of
+a sharded array, so a partial read of a shard asks for a small box inside
+each inner chunk that holds points, never a box spanning the shard.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Iterator
+
+import numpy as np
+
+from ._typing import ChunkCoords, Shape
+from .selection import Points
+from ..errors import BoundsCheckError, SelectionError
+
+
+class PointProjection:
+    """How one chunk takes part in a pointwise selection.
+
+    The same attributes as :class:`~zarrpy.core.indexing.ChunkProjection`,
+    for ``n`` points: ``chunk_selection`` is the points' coordinates in the
+    chunk (a numpy index giving ``n`` elements), ``out_selection`` their
+    positions in the flattened output. ``chunk_dim_selection`` is the
+    smallest orthogonal box holding them (what partial decoders read) and
+    ``pick`` the points' C-order positions in that box; both are computed
+    on first use, since a chunk read whole needs neither.
+    """
+
+    __slots__ = ("chunk_coords", "points", "out_positions", "is_complete", "_box", "_pick")
+
+    def __init__(self, chunk_coords: ChunkCoords, points: tuple[np.ndarray, ...], out_positions: Any, complete: bool):
+        self.chunk_coords = chunk_coords
+        self.points = points
+        self.out_positions = out_positions
+        self.is_complete = complete
+        self._box: tuple[np.ndarray, ...] | None = None
+        self._pick: np.ndarray | None = None
+
+    @property
+    def chunk_selection(self) -> tuple[np.ndarray, ...]:
+        return self.points
+
+    @property
+    def chunk_block_shape(self) -> Shape:
+        return (int(self.points[0].size),)
+
+    @property
+    def out_selection(self) -> tuple[Any, ...]:
+        return (self.out_positions,)
+
+    @property
+    def out_block_shape(self) -> Shape:
+        return self.chunk_block_shape
+
+    @property
+    def write_selection(self) -> Points:
+        """The selection a write of this block takes in its chunk."""
+        return Points(self.points)
+
+    @property
+    def chunk_dim_selection(self) -> tuple[np.ndarray, ...]:
+        if self._box is None:
+            self._load_box()
+        assert self._box is not None
+        return self._box
+
+    @property
+    def pick(self) -> np.ndarray:
+        if self._pick is None:
+            self._load_box()
+        assert self._pick is not None
+        return self._pick
+
+    def _load_box(self) -> None:
+        box, where = [], []
+        for coord in self.points:
+            values, inverse = np.unique(coord, return_inverse=True)
+            box.append(values)
+            where.append(inverse.reshape(-1))
+        self._box = tuple(box)
+        self._pick = np.ravel_multi_index(tuple(where), tuple(v.size for v in box)).astype(np.int64, copy=False)
+
+
+def with_index_arrays(selection: Any) -> Any:
+    """``selection`` with every array-like (a list, a zarrpy Array, ...)
+    turned into a numpy index array once, so nothing is read twice."""
+    if isinstance(selection, tuple):
+        return tuple(as_index_array(s) if is_array_like(s) else s for s in selection)
+    return as_index_array(selection) if is_array_like(selection) else selection
+
+
+def has_index_arrays(selection: Any) -> bool:
+    items = selection if isinstance(selection, tuple) else (selection,)
+    return any(isinstance(s, np.ndarray) for s in items)
+
+
+def is_vectorized(selection: Any, ndim: int) -> bool:
+    """Does plain ``a[selection]`` (index arrays already numpy) pick points?
+
+    As in zarr-python: an N-D boolean mask, or one integer array per
+    dimension (integers allowed, no slices), picks points; one 1-D array
+    among integers and slices, or one 1-D integer/boolean array per
+    dimension with a boolean among them, selects orthogonally. Beyond
+    zarr-python, other mixes of several arrays (or an N-D integer array)
+    follow numpy's advanced indexing instead of failing.
+    """
+    items = selection if isinstance(selection, tuple) else (selection,)
+    arrays = [s for s in items if isinstance(s, np.ndarray)]
+    if not arrays:
+        return False
+    if len(arrays) == 1:
+        return arrays[0].ndim != 1
+    all_arrays = len(items) == ndim and len(arrays) == ndim
+    return not (all_arrays and all(a.ndim == 1 for a in arrays) and any(a.dtype == bool for a in arrays))
+
+
+def is_array_like(item: Any) -> bool:
+    if isinstance(item, (slice, int, np.generic, str, bytes)) or item is Ellipsis or item is None:
+        return False
+    return isinstance(item, (list, tuple, np.ndarray)) or hasattr(item, "__array__")
+
+
+def as_index_array(item: Any) -> np.ndarray:
+    """An index array from any array-like (a list, a numpy array, a zarrpy
+    Array): integers or booleans, else a SelectionError."""
+    arr = np.asarray(item)
+    if arr.size == 0 and arr.dtype.kind not in "biu":
+        arr = arr.astype(np.int64)
+    if arr.dtype.kind not in "biu":
+        raise SelectionError(f"an index array must hold integers or booleans, got dtype {arr.dtype}")
+    return arr
+
+
+def _expand(selection: Any, shape: Shape) -> list[Any]:
+    """Items per array dimension: ``...`` expanded, trailing full slices
+    added, each array-like an index array (a k-D mask covers k dimensions)."""
+    items = list(selection) if isinstance(selection, tuple) else [selection]
+    if any(s is None for s in items):
+        raise SelectionError("np.newaxis (None) is not supported in zarr selections")
+    items = [as_index_array(s) if is_array_like(s) else s for s in items]
+    width = [s.ndim if isinstance(s, np.ndarray) and s.dtype == bool else 0 if s is Ellipsis else 1 for s in items]
+    n_ellipsis = sum(1 for s in items if s is Ellipsis)
+    if n_ellipsis > 1:
+        raise SelectionError("a selection can contain at most one '...'")
+    used = sum(width)
+    if used > len(shape):
+        raise BoundsCheckError(f"too many indices: array is {len(shape)}-dimensional, selection has {used}")
+    if n_ellipsis:
+        i = next(i for i, s in enumerate(items) if s is Ellipsis)
+        items[i : i + 1] = [slice(None)] * (len(shape) - used)
+    else:
+        items += [slice(None)] * (len(shape) - used)
+    return items
+
+
+class PointIndexer:
+    """A pointwise selection of an array of ``shape`` stored in chunks of
+    ``chunk_shape``, grouped by chunks of ``unit_shape`` (default: the
+    chunks; the inner chunks for a sharded array).
+
+    ``shape`` is the output shape (numpy's); iterating yields
+    :class:`PointProjection`, whose ``out_selection`` addresses the
+    *flattened* output (``flat_output`` is True).
+    """
+
+    flat_output = True
+
+    def __init__(self, selection: Any, shape: Shape, chunk_shape: Shape, unit_shape: Shape | None = None):
+        self.array_shape = tuple(shape)
+        self.chunk_shape = tuple(chunk_shape)
+        self.unit_shape = tuple(unit_shape or chunk_shape)
+        self.coords, self.shape = _points(selection, self.array_shape)
+        self.is_scalar = self.shape == ()
+
+    @classmethod
+    def from_points(cls, points: Points, shape: Shape, chunk_shape: Shape) -> PointIndexer:
+        """Group ``points`` (in range, non-negative) of a ``shape`` array by
+        its chunks: how a shard splits a point write among its inner chunks."""
+        self = cls.__new__(cls)
+        self.array_shape, self.chunk_shape, self.unit_shape = tuple(shape), tuple(chunk_shape), tuple(chunk_shape)
+        self.coords = tuple(np.asarray(c, dtype=np.int64).reshape(-1) for c in points.coords)
+        self.shape = (len(points),)
+        self.is_scalar = False
+        return self
+
+    def __iter__(self) -> Iterator[PointProjection]:
+        coords = self.coords
+        n = int(coords[0].size) if coords else 0
+        if n == 0:
+            return
+        unit, chunk, shape = self.unit_shape, self.chunk_shape, self.array_shape
+        grid = tuple(-(-s // u) for s, u in zip(shape, unit))
+        ids = _ravel([c // u for c, u in zip(coords, unit)], grid)
+        if bool(np.all(ids[1:] >= ids[:-1])):
+            order = None
+            sorted_ids = ids
+        else:
+            order = np.argsort(ids, kind="stable")
+            sorted_ids = ids[order]
+        bounds = np.flatnonzero(sorted_ids[1:] != sorted_ids[:-1]) + 1
+        starts = [0, *bounds.tolist()]
+        ends = [*bounds.tolist(), n]
+        whole_units = unit == chunk
+        for s, e in zip(starts, ends):
+            where: Any = slice(s, e) if order is None else order[s:e]
+            unit_coords = np.unravel_index(int(sorted_ids[s]), grid)
+            outer = tuple(int(i) * u // c for i, u, c in zip(unit_coords, unit, chunk))
+            local = tuple(c[where] - o * cs for c, o, cs in zip(coords, outer, chunk))
+            complete = whole_units and _covers_chunk(local, outer, chunk, shape)
+            out_positions = np.arange(s, e) if order is None else where
+            yield PointProjection(outer, local, out_positions, complete)
+
+
+def _ravel(parts: list[np.ndarray], grid: Shape) -> np.ndarray:
+    """Linear chunk ids (C order) of per-dimension chunk indices."""
+    ids = np.zeros(parts[0].shape, dtype=np.int64)
+    for p, g in zip(parts, grid):
+        ids *= g
+        ids += p
+    return ids
+
+
+def _covers_chunk(local: tuple[np.ndarray, ...], outer: ChunkCoords, chunk: Shape, shape: Shape) -> bool:
+    """Do the points hit every element of the chunk's in-array region?"""
+    region = tuple(min(c, s - o * c) for o, c, s in zip(outer, chunk, shape))
+    size = int(np.prod(region, dtype=np.int64))
+    if local[0].size < size:
+        return False
+    return int(np.unique(np.ravel_multi_index(local, region)).size) == size
+
+
+def _points(selection: Any, shape: Shape) -> tuple[tuple[np.ndarray, ...], Shape]:
+    """The flat coordinates (one int64 array per dimension) of the elements
+    numpy's ``array[selection]`` picks, and the result's shape."""
+    items = _expand(selection, shape)
+    per_dim: list[Any] = []  # per array dimension: an int64 index array (advanced) or a slice range
+    adv_items: list[int] = []  # item numbers of advanced indices
+    dim = 0
+    for i, item in enumerate(items):
+        if isinstance(item, np.ndarray) and item.dtype == bool:
+            if item.shape != shape[dim : dim + item.ndim]:
+                raise BoundsCheckError(
+                    f"boolean index of shape {item.shape} does not match the array's dimensions "
+                    f"{shape[dim : dim + item.ndim]} (axes {dim} to {dim + item.ndim - 1})"
+                )
+            for axis, part in enumerate(np.nonzero(item)):
+                per_dim.append(("adv", part.astype(np.int64, copy=False), dim + axis))
+            adv_items.append(i)
+            dim += item.ndim
+            continue
+        if isinstance(item, slice):
+            for part in (item.start, item.stop, item.step):
+                if part is not None and not isinstance(part, (int, np.integer)):
+                    raise SelectionError(f"slice bounds must be integers or None, got {item!r}")
+            if item.step is not None and int(item.step) == 0:
+                raise SelectionError("slice step cannot be zero")
+            per_dim.append(("slice", np.arange(*item.indices(shape[dim]), dtype=np.int64), dim))
+        elif isinstance(item, (int, np.integer)) and not isinstance(item, (bool, np.bool_)):
+            per_dim.append(("adv", np.asarray(int(item), dtype=np.int64), dim))
+            adv_items.append(i)
+        elif isinstance(item, np.ndarray):
+            per_dim.append(("adv", item.astype(np.int64, copy=False), dim))
+            adv_items.append(i)
+        else:
+            raise SelectionError(
+                f"unsupported selection {item!r}: use integers, slices, '...', integer arrays or boolean masks"
+            )
+        dim += 1
+    for kind, index, axis in per_dim:
+        if kind == "adv" and index.size:
+            n = shape[axis]
+            if index.min() < -n or index.max() >= n:
+                bad = index[(index < -n) | (index >= n)].reshape(-1)[0]
+                raise BoundsCheckError(f"index {int(bad)} is out of bounds for axis {axis} with size {n}")
+    try:
+        broadcast = np.broadcast_shapes(*(index.shape for kind, index, _ in per_dim if kind == "adv"))
+    except ValueError:
+        shapes = [index.shape for kind, index, _ in per_dim if kind == "adv"]
+        raise SelectionError(f"index arrays of shapes {shapes} cannot be broadcast together") from None
+    adjacent = bool(adv_items) and adv_items == list(range(adv_items[0], adv_items[-1] + 1))
+    slices = [(index, axis) for kind, index, axis in per_dim if kind == "slice"]
+    before = 0
+    if adjacent:
+        first_adv_axis = next(axis for kind, _, axis in per_dim if kind == "adv")
+        before = sum(1 for _, axis in slices if axis < first_adv_axis)
+    out_shape = (
+        tuple(index.size for index, _ in slices[:before]) + broadcast + tuple(index.size for index, _ in slices[before:])
+    )
+    nb = len(broadcast)
+    coords = []
+    slice_rank = 0
+    for kind, index, axis in per_dim:
+        n = shape[axis]
+        if kind == "adv":
+            index = np.where(index < 0, index + n, index) if index.size and index.min() < 0 else index
+            full = np.broadcast_to(index, broadcast).reshape((1,) * before + broadcast + (1,) * (len(slices) - before))
+        else:
+            pos = slice_rank if slice_rank < before else slice_rank + nb
+            slice_rank += 1
+            full = index.reshape(tuple(index.size if j == pos else 1 for j in range(len(out_shape))))
+        coords.append(np.ascontiguousarray(np.broadcast_to(full, out_shape)).reshape(-1))
+    return tuple(coords), out_shape
+
+
+__all__ = [
+    "PointIndexer", "PointProjection", "as_index_array", "has_index_arrays", "is_array_like", "is_vectorized", "with_index_arrays",
+]
