@@ -22,7 +22,7 @@ from ..metadata.nodes import ArrayMetadata
 from ..metadata.v3 import ArrayMetadataV3
 from ..pipeline.chunk_io import StoredSizes, BlockWrite, ChunkData, ChunkIO, Indexer
 from ..pipeline.convert import v2_to_v3
-from ..pipeline.values import coerce_value, user_fill
+from ..pipeline.values import coerce_value, ragged_rows, user_fill
 from ..stores.abc import Store
 from ._info import ArrayInfo
 from ._node import ARRAY_METADATA, Node, location, read_metadata
@@ -416,7 +416,10 @@ class Array(Node[ArrayMetadata]):
 
     def append(self, data: Any, axis: int = 0) -> Shape:
         """Grow along ``axis`` and write ``data`` into the new part."""
-        if not isinstance(data, np.ndarray) or data.dtype != self.dtype:
+        ragged = self._io.form.ragged
+        if ragged is not None:
+            data = ragged_rows(data, ragged)
+        elif not isinstance(data, np.ndarray) or data.dtype != self.dtype:
             data = coerce_value(data, self._v3.data_type, np.shape(data))
         if data.ndim != self.ndim:
             raise SelectionError(f"data has {data.ndim} dimensions, array has {self.ndim}")
@@ -430,6 +433,7 @@ class Array(Node[ArrayMetadata]):
         sel = tuple(slice(old, None) if i == axis else slice(None) for i in range(self.ndim))
         self[sel] = data
         return self.shape
+
 
 class _Selector:
     """``a.oindex`` / ``a.blocks``: ``[]`` reads and writes through one pair of methods."""

@@ -379,6 +379,22 @@ def coerce_ragged(value: Any, dtype: np.dtype, shape: Shape) -> np.ndarray:
         raise SelectionError(f"value of shape {arr.shape} cannot be broadcast to the selection shape {shape}") from None
 
 
+def ragged_rows(value: Any, dtype: np.dtype) -> np.ndarray:
+    """A ragged value in its own shape (what ``append`` adds): a RaggedArray
+    or an object array as it is, a numeric array as vectors along its last
+    axis, a list as a 1-D run of vectors."""
+    if isinstance(value, RaggedArray) or (isinstance(value, np.ndarray) and value.dtype == object):
+        return coerce_ragged(value, dtype, value.shape)
+    if isinstance(value, np.ndarray):
+        if value.ndim == 0:
+            raise TypeError("a ragged value to append must hold vectors, got a 0-d array")
+        rows = np.empty(value.shape[:-1], dtype=object)
+        for i, index in enumerate(np.ndindex(rows.shape)):
+            rows[index] = _ragged_element(value[index], dtype, i)
+        return rows
+    return coerce_ragged(value, dtype, (len(value),))
+
+
 def _ragged_element(item: Any, dtype: np.dtype, i: int) -> np.ndarray:
     """Element ``i`` of a ragged value as a 1-D ``dtype`` array, or TypeError."""
     bad = TypeError(f"element at position {i} of a ragged array must be a 1-D numeric array")
