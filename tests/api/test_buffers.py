@@ -208,6 +208,8 @@ def test_numpy_protocol_and_repr():
     buf[0] = [9, 9]
     assert np.asarray(buf).tolist() == [[9, 9], [3, 4]]
     assert np.asarray(buf, dtype="int8").dtype == np.int8
+    with pytest.raises(ValueError, match="without a copy"):
+        np.asarray(buf, dtype="int8", copy=False)
     assert not np.shares_memory(np.array(buf, copy=True), buf.nda)
     assert [row.tolist() for row in buf] == [[9, 9], [3, 4]]
     assert repr(buf) == "GrowableArray(size=2, capacity=2, dtype=float64, shape_tail=(2,))"
@@ -422,6 +424,8 @@ def test_ragged_errors():
     assert s.size == 0  # nothing added when an element is refused
     with pytest.raises(TypeError, match="bytes elements"):
         GrowableRagged("bytes").append("x")
+    with pytest.raises(TypeError, match="use append for one element"):
+        s.extend("abc")  # not three one-letter strings
     r = GrowableRagged("int8")
     with pytest.raises(TypeError, match="1-D numeric"):
         r.append(np.zeros((2, 2)))

@@ -284,6 +284,8 @@ def test_buffer_mismatches_name_both_sides(numeric, strings):
         read_into(a, np.empty((3, 3), "int32"))
     with pytest.raises(ValueError, match="rows must be a positive integer"):
         zarrpy.iter_rows([a], 0)
+    with pytest.raises(TypeError):
+        zarrpy.iter_rows([a], 2.5)
 
 
 def test_a_refused_read_leaves_the_buffer_as_it_was():

@@ -1,10 +1,8 @@
 """``Array.append`` on ragged arrays (numcodecs ``vlen-array``, V2 and V3).
 
-An object array of 1-D vectors is appended (docs/ragged.md, "Appending").
-Other value forms that a ragged write takes (a RaggedArray, a list of
-vectors) are not yet taken by ``append``: it coerces with the rules of
-plain variable-length bytes before the ragged rules apply. Those cases are
-marked xfail so that they show up as XPASS once ``append`` takes them.
+The new elements may be an object array of 1-D vectors, a RaggedArray, a
+list of vectors, or a numeric array (vectors along its last axis), as
+docs/ragged.md ("Appending") shows.
 """
 
 from __future__ import annotations
@@ -49,27 +47,29 @@ def test_append_along_axis_1_of_a_2d_ragged_array():
     assert a[...].equals(RaggedArray.from_list([[1], []], "uint8", shape=(2, 1)))
 
 
-@pytest.mark.xfail(reason="Array.append coerces as plain variable_length_bytes before the ragged rules: TypeError "
-                          "'element at position (0,) is ndarray ..., expected bytes'", raises=TypeError)
-def test_append_a_ragged_array():
-    a = zarrpy.create_array({}, shape=(0,), dtype="int32", chunks=(4,), serializer="numcodecs.vlen-array")
+@pytest.mark.parametrize("zarr_format", [2, 3])
+def test_append_a_ragged_array(zarr_format):
+    a = zarrpy.create_array({}, shape=(0,), dtype="int32", chunks=(4,), serializer="numcodecs.vlen-array",
+                            zarr_format=zarr_format)
     a.append(RaggedArray.from_list([[1], [2, 3]], "int32"))
-    assert a[...].equals(RaggedArray.from_list([[1], [2, 3]], "int32"))
+    a.append(RaggedArray.from_list([[9], [], [4, 5, 6]], "int64")[1:])  # a slice, cast
+    assert a[...].equals(RaggedArray.from_list([[1], [2, 3], [], [4, 5, 6]], "int32"))
 
 
-@pytest.mark.xfail(reason="np.shape() of vectors of different lengths is a ValueError ('inhomogeneous shape'); "
-                          "vectors of one length become a 2-D int array, then TypeError 'expected bytes'",
-                   raises=(ValueError, TypeError))
-@pytest.mark.parametrize("value", [[[1], [2, 3]], [[1, 2], [3, 4]], [np.array([1]), np.array([2, 3])]],
-                         ids=["lists", "equal-length-lists", "list-of-arrays"])
-def test_append_a_list_of_vectors(value):
-    a = zarrpy.create_array({}, shape=(0,), dtype="int32", chunks=(4,), serializer="numcodecs.vlen-array")
-    a.append(value)
-    assert a[...].equals(RaggedArray.from_list(value, "int32"))
+@pytest.mark.parametrize(
+    "value", [[[1], [2, 3]], [[1, 2], [3, 4]], [np.array([1]), np.array([2, 3])], np.array([[1, 2], [3, 4]])],
+    ids=["lists", "equal-length-lists", "list-of-arrays", "2d-numeric"],
+)
+def test_append_a_list_of_vectors_or_a_numeric_array(value):
+    a = zarrpy.create_array({}, shape=(1,), dtype="int32", chunks=(4,), serializer="numcodecs.vlen-array")
+    a[0] = np.array([0], dtype="int32")
+    assert a.append(value) == (3,)
+    assert a[1:].equals(RaggedArray.from_list(list(value), "int32"))
+    assert a[0].tolist() == [0]
 
 
 def test_resize_then_assign_takes_every_ragged_value_form():
-    """The way to append a RaggedArray or a list today: grow, then write the new part."""
+    """Growing, then writing the new part, is the same as append."""
     a = zarrpy.create_array({}, shape=(0,), dtype="int32", chunks=(4,), serializer="numcodecs.vlen-array")
     for value in (RaggedArray.from_list([[1], [2, 3]], "int32"), [[4, 5], []]):
         old = a.shape[0]

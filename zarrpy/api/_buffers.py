@@ -216,6 +216,8 @@ class GrowableArray:
         """:attr:`nda` (a view; ``copy=True`` or another dtype gives a new array)."""
         out = self.nda
         if dtype is not None and np.dtype(dtype) != out.dtype:
+            if copy is False:
+                raise ValueError(f"a {out.dtype} GrowableArray cannot become {np.dtype(dtype)} without a copy")
             return out.astype(dtype)
         return out.copy() if copy else out
 
@@ -349,6 +351,9 @@ class GrowableRagged:
             if self._kind != "ragged":
                 raise TypeError(f"a {self._kind} GrowableRagged cannot take a RaggedArray")
             lengths_from, values = elements.offsets, elements.values
+        elif isinstance(elements, (str, bytes, bytearray, memoryview)):
+            raise TypeError(f"extend takes an iterable of elements, not one {type(elements).__name__}; "
+                            "use append for one element")
         else:
             lengths_from, values = self._encode_many(elements)
         self._append_run(np.asarray(lengths_from, dtype=np.int64), values)

@@ -11,6 +11,7 @@ element type and the same row shape.
 
 from __future__ import annotations
 
+import operator
 import os
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
@@ -80,8 +81,9 @@ def read_into(array: Array, buf: Buffer, selection: Any = Ellipsis) -> Buffer:
             buf.resize(old)
             raise
     else:
+        elements = array[selection]  # read first: a failed read leaves buf as it was
         buf.clear()
-        buf.extend(array[selection])
+        buf.extend(elements)
     return buf
 
 
@@ -352,9 +354,9 @@ def _new_buffer(source: _Source, row_shape: Shape) -> Buffer:
 
 
 def _positive(rows: Any) -> int:
-    n = int(rows)
-    if n != rows or n <= 0:
-        raise ValueError(f"rows must be a positive integer, got {rows!r}")
+    n = operator.index(rows)
+    if n <= 0:
+        raise ValueError(f"rows must be a positive integer, got {n}")
     return n
 
 
