@@ -181,7 +181,14 @@ class PointIndexer:
         self.array_shape = tuple(shape)
         self.chunk_shape = tuple(chunk_shape)
         self.unit_shape = tuple(unit_shape or chunk_shape)
-        self.coords, self.shape = _points(selection, self.array_shape)
+        mask = selection[0] if isinstance(selection, tuple) and len(selection) == 1 else selection
+        self._mask: np.ndarray | None = None
+        if isinstance(mask, np.ndarray) and mask.dtype == bool and mask.shape == self.array_shape and mask.ndim:
+            # A whole-array mask: projected chunk by chunk, no sort (see _mask_projections).
+            self._mask = mask
+            self.coords, self.shape = (), (int(np.count_nonzero(mask)),)
+        else:
+            self.coords, self.shape = _points(selection, self.array_shape)
         self.is_scalar = self.shape == ()
 
     @classmethod
@@ -191,11 +198,15 @@ class PointIndexer:
         self = cls.__new__(cls)
         self.array_shape, self.chunk_shape, self.unit_shape = tuple(shape), tuple(chunk_shape), tuple(chunk_shape)
         self.coords = tuple(np.asarray(c, dtype=np.int64).reshape(-1) for c in points.coords)
+        self._mask = None
         self.shape = (len(points),)
         self.is_scalar = False
         return self
 
     def __iter__(self) -> Iterator[PointProjection]:
+        if self._mask is not None:
+            yield from self._mask_projections(self._mask)
+            return
         coords = self.coords
         n = int(coords[0].size) if coords else 0
         if n == 0:
@@ -207,7 +218,9 @@ class PointIndexer:
             order = None
             sorted_ids = ids
         else:
-            order = np.argsort(ids, kind="stable")
+            # A stable sort of small keys is a radix sort in numpy: 8x faster.
+            keys = ids.astype(np.uint16) if int(np.prod(grid, dtype=np.int64)) <= 1 << 16 else ids
+            order = np.argsort(keys, kind="stable")
             sorted_ids = ids[order]
         bounds = np.flatnonzero(sorted_ids[1:] != sorted_ids[:-1]) + 1
         starts = [0, *bounds.tolist()]
@@ -221,6 +234,46 @@ class PointIndexer:
             complete = whole_units and _covers_chunk(local, outer, chunk, shape)
             out_positions = np.arange(s, e) if order is None else where
             yield PointProjection(outer, local, out_positions, complete)
+
+
+    def _mask_projections(self, mask: np.ndarray) -> Iterator[PointProjection]:
+        """Per unit chunk, the True elements of its part of ``mask``, and their
+        positions in ``data[mask]`` (C order), from per-row counts.
+
+        A "row" is a run along the last axis. The output position of a True
+        element is the count of Trues in the rows before it, plus those in
+        its row left of its unit chunk, plus its rank in its row inside the
+        chunk; the first two come from two small tables (rows x chunk
+        columns), the last from a cumsum over the chunk's part of the mask.
+        """
+        shape, unit, chunk = self.array_shape, self.unit_shape, self.chunk_shape
+        if not self.shape[0]:
+            return
+        rows = mask.reshape(-1, shape[-1])
+        col_starts = np.arange(0, shape[-1], unit[-1])
+        per_block = np.add.reduceat(rows, col_starts, axis=1, dtype=np.int64)  # rows x chunk columns
+        left = np.cumsum(per_block, axis=1) - per_block  # Trues left of each chunk column, per row
+        row_sums = per_block.sum(axis=1)
+        before = np.cumsum(row_sums) - row_sums  # Trues in the rows before
+        row_ids = np.arange(rows.shape[0], dtype=np.int64).reshape(shape[:-1])
+        whole_units = unit == chunk
+        grid = tuple(-(-s // u) for s, u in zip(shape, unit))
+        for unit_coords in np.ndindex(grid):
+            region = tuple(slice(i * u, min((i + 1) * u, s)) for i, u, s in zip(unit_coords, unit, shape))
+            part = mask[region]
+            local = np.nonzero(part)
+            if not local[0].size:
+                continue
+            # The chunk's Trues in one row land next to each other in the output.
+            counts = np.count_nonzero(part, axis=-1).reshape(-1)
+            row = row_ids[region[:-1]].reshape(-1)
+            starts = before[row] + left[row, unit_coords[-1]]
+            out_positions = np.repeat(starts - (np.cumsum(counts) - counts), counts) + np.arange(local[0].size)
+            outer = tuple(i * u // c for i, u, c in zip(unit_coords, unit, chunk))
+            offset = tuple(r.start - o * c for r, o, c in zip(region, outer, chunk))
+            points = tuple(p.astype(np.int64, copy=False) + off for p, off in zip(local, offset))
+            complete = whole_units and local[0].size == part.size
+            yield PointProjection(outer, points, out_positions, complete)
 
 
 def _ravel(parts: list[np.ndarray], grid: Shape) -> np.ndarray:
