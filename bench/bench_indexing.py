@@ -1,12 +1,12 @@
 """Time zarrpy's scattered reads and multi-array iteration against its peers.
 
 Peers: zarr-python, and tensorstore when importable. (zarr-python with the
-zarrs pipeline is left out: in strict mode, the only mode whose times are
-zarrs' own, it refuses unsorted index arrays with ``DiscontiguousArrayError``.)
-Every store is a local directory
-written once by zarr-python (``bytes`` + ``zstd`` level 3, no checksum), so
-every reader decodes the very same bytes. Four operations, each timed from
-opening the array(s) to the finished numpy result:
+zarrs pipeline is left out: in strict mode it refuses unsorted index arrays
+with ``DiscontiguousArrayError``; without it, it may fall back to
+zarr-python's own pipeline.) Every store is a local directory written once
+by zarr-python (``bytes`` + ``zstd`` level 3, no checksum), so every reader
+decodes the very same bytes. Four operations, each timed from opening the
+array(s) to the finished numpy result:
 
 * ``oindex``  1,000 scattered rows of a 100,000 x 64 ``uint16`` array
   (chunks 1,000 x 64): ``a.oindex[rows, :]`` with distinct, unsorted rows;
@@ -14,8 +14,9 @@ opening the array(s) to the finished numpy result:
   (chunks 256 x 256): ``a.vindex[rows, cols]``, random coordinates;
 * ``iter``    every row of 100 arrays of 2,000 x 64 ``uint16`` (chunks
   500 x 64), in blocks of 4,096 rows: zarrpy with ``zarrpy.iter_rows(arrays,
-  rows=4096)``, the peers by reading each array whole (``a[:]``),
-  ``np.concatenate`` and slicing the blocks;
+  rows=4096)`` (``prefetch=True`` with ``--prefetch``), the peers by
+  reading each array whole (``a[:]``), ``np.concatenate`` and slicing the
+  blocks;
 * ``concat``  the same 100 arrays read whole and concatenated, by everyone
   (zarrpy's own ``a[:]`` route, the baseline for ``iter``).
 
@@ -27,6 +28,7 @@ medians and ``peer / zarrpy`` (above 1: zarrpy is faster).
 
     PYENV_VERSION=3.12.1 python3 bench/bench_indexing.py            # default run
     PYENV_VERSION=3.12.1 python3 bench/bench_indexing.py --quick    # smoke run (seconds)
+    PYENV_VERSION=3.12.1 python3 bench/bench_indexing.py --prefetch # iter_rows double-buffered
     PYENV_VERSION=3.12.1 python3 bench/bench_indexing.py --json out.json
 """
 
@@ -123,6 +125,9 @@ def _blocks(data: np.ndarray, n: int) -> Iterator[np.ndarray]:
 class ZarrpyImpl:
     name = "zarrpy"
 
+    def __init__(self, prefetch: bool = False) -> None:
+        self.prefetch = prefetch
+
     def oindex(self, path, rows):
         return zarrpy.open_array(path, mode="r").oindex[rows, :]
 
@@ -131,7 +136,7 @@ class ZarrpyImpl:
 
     def iterate(self, paths, n):
         # iter_rows yields one reused buffer; its numpy view is the block
-        return (buf.nda for buf in zarrpy.iter_rows(paths, rows=n))
+        return (buf.nda for buf in zarrpy.iter_rows(paths, rows=n, prefetch=self.prefetch))
 
     def concat(self, paths):
         return np.concatenate([zarrpy.open_array(p, mode="r")[:] for p in paths])
@@ -191,12 +196,13 @@ def available_operations() -> tuple[tuple[str, ...], list[str]]:
 def run(args: argparse.Namespace) -> dict[str, Any]:
     sizes: Sizes = args.sizes
     operations, notes = available_operations()
-    impls, skipped = H.available_impls(ZarrpyImpl(), PEERS, args.only)
+    impls, skipped = H.available_impls(ZarrpyImpl(args.prefetch), PEERS, args.only)
     with H.Comparison("zarrpy-bench-indexing-", args.tmpdir) as c:
         print(f"oindex: {sizes.n_rows} of {sizes.table_rows} rows x {sizes.table_cols}, chunks {sizes.table_chunk}; "
               f"vindex: {sizes.n_points} points of {sizes.image}², chunks {sizes.image_chunk}²; "
               f"iter/concat: {sizes.n_arrays} arrays of {sizes.array_rows} x {sizes.table_cols}, "
-              f"chunks {sizes.array_chunk}, blocks of {sizes.block_rows}; uint16, zstd level {ZSTD_LEVEL}; "
+              f"chunks {sizes.array_chunk}, blocks of {sizes.block_rows}{' (prefetch)' if args.prefetch else ''}; "
+              f"uint16, zstd level {ZSTD_LEVEL}; "
               f"{args.repeats} repeats; in {c.work}")
         for note in notes:
             print(note)
@@ -248,8 +254,8 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
 
         times = H.run_rounds(impls, operations, args.repeats, measure)
     result = c.record(times, operations, versions=H.versions(*PEER_DISTS), skipped=skipped + notes,
-                      settings={**asdict(sizes), "repeats": args.repeats, "dtype": DTYPE.name,
-                                "codec": ZSTD_JSON, "seed": SEED})
+                      settings={**asdict(sizes), "repeats": args.repeats, "prefetch": args.prefetch,
+                                "dtype": DTYPE.name, "codec": ZSTD_JSON, "seed": SEED})
     result["operations"] = list(operations)
     return result
 
@@ -259,6 +265,7 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--repeats", type=int, default=9, help="timed repetitions (default 9)")
     p.add_argument("--quick", action="store_true",
                    help="smoke run: 10,000-row table, 512² image, 20 small arrays, 2 repeats")
+    p.add_argument("--prefetch", action="store_true", help="zarrpy's iter_rows reads the next block ahead")
     H.add_only_option(p)
     H.add_output_options(p)
     args = p.parse_args(argv)

@@ -28,7 +28,12 @@ from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
 
 import zarrpy
-from tests.test_array_sharding import CountingStore, _codec_and_spec, index_nbytes, inner_chunks
+from tests.test_array_sharding import (
+    CountingStore,
+    _codec_and_spec,
+    index_nbytes,
+    inner_chunks,
+)
 from zarrpy.errors import BoundsCheckError, SelectionError
 
 ZSTD = {"name": "zstd", "configuration": {"level": 3, "checksum": False}}
@@ -257,10 +262,12 @@ def test_named_2d_selections(sel, shards):
     got = a.vindex[sel]
     assert got.shape == want.shape
     np.testing.assert_array_equal(got, want)
+    before = dict(store)
     value = np.arange(want.size, dtype="int32").reshape(want.shape) + 5000
     a.vindex[sel] = value
     arr[sel] = value
     np.testing.assert_array_equal(a[...], arr)
+    _check_only_touched_objects_changed(store, a, before, _points(arr.shape, lambda g: g[sel]))
 
 
 @pytest.mark.parametrize("sel", [
@@ -280,7 +287,7 @@ def test_mixed_slices_follow_numpy_order_of_dimensions(sel):
 
 
 def test_repeated_points_last_write_wins():
-    _, a, arr = _make((6, 6), (4, 4), None, seed=3)
+    a = _make((6, 6), (4, 4), None, seed=3)[1]
     rows, cols = [1, 5, 1, 1, 5], [2, 0, 2, 2, 0]
     a.vindex[rows, cols] = [10, 20, 11, 12, 21]
     assert a[1, 2] == 12 and a[5, 0] == 21
