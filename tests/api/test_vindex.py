@@ -306,6 +306,30 @@ def test_one_dimensional_index_array_and_list():
     np.testing.assert_array_equal(a.get_coordinate_selection((np.array(idx),)), arr[idx])
 
 
+def test_an_array_with_a_zero_length_dimension():
+    a = zarrpy.create_array({}, shape=(0, 5), chunks=(2, 2), dtype="int32")
+    empty = np.array([], dtype=np.intp)
+    assert a.vindex[empty, empty].shape == (0,)
+    assert a.vindex[empty, np.array([[1], [4]])].shape == (2, 0)
+    assert a.get_mask_selection(np.zeros((0, 5), dtype=bool)).shape == (0,)
+    a.vindex[empty, empty] = 3  # nothing to write
+    with pytest.raises(BoundsCheckError):
+        a.vindex[[0], [0]]
+
+
+def test_read_only_arrays_refuse_pointwise_writes():
+    store, _, arr = _make((6, 6), (4, 4), None, seed=15)
+    before = dict(store)
+    r = zarrpy.open_array(store, mode="r")
+    mask = arr > 0
+    for write in (lambda: r.vindex.__setitem__(([0, 1], [2, 3]), 1),
+                  lambda: r.set_coordinate_selection(([0, 1], [2, 3]), 1),
+                  lambda: r.set_mask_selection(mask, 1), lambda: r.__setitem__(mask, 1)):
+        with pytest.raises(zarrpy.ReadOnlyError):
+            write()
+    assert store == before
+
+
 # --------------------------------------------------------------------------
 # data types, formats, fill values, index arrays in zarr
 
