@@ -20,7 +20,7 @@ import numpy as np
 import numpy.typing as npt
 
 from ._typing import Shape
-from .selection import flat_positions, numpy_index
+from .selection import Points, flat_positions, numpy_index
 from ..errors import CodecError
 
 BytesLike: TypeAlias = bytes | bytearray | memoryview
@@ -186,9 +186,10 @@ class ArrayBytes:
             return ArrayBytes(shape, elements=self._elements.reshape(shape))
         return ArrayBytes(shape, offsets=self._offsets, data=self._data)
 
-    def select(self, selection: tuple[slice | np.ndarray, ...]) -> ArrayBytes:
-        """The orthogonal ``selection`` of this chunk: per dimension a slice
-        (positive step) or a 1-D integer array, like ``chunk[np.ix_(...)]``."""
+    def select(self, selection: tuple[slice | np.ndarray, ...] | Points) -> ArrayBytes:
+        """The orthogonal ``selection`` of this chunk (per dimension a slice
+        with a positive step or a 1-D integer array, like ``chunk[np.ix_(...)]``),
+        or the 1-D run of elements at :class:`~zarrpy.core.selection.Points`."""
         if self._array is not None:
             return ArrayBytes.from_array(self._array[numpy_index(selection, self.shape)] if selection else self._array)
         if not selection:

@@ -181,6 +181,8 @@ class PointIndexer:
         self.array_shape = tuple(shape)
         self.chunk_shape = tuple(chunk_shape)
         self.unit_shape = tuple(unit_shape or chunk_shape)
+        self.coords: tuple[np.ndarray, ...]
+        self.shape: Shape
         mask = selection[0] if isinstance(selection, tuple) and len(selection) == 1 else selection
         self._mask: np.ndarray | None = None
         if isinstance(mask, np.ndarray) and mask.dtype == bool and mask.shape == self.array_shape and mask.ndim:
@@ -189,7 +191,7 @@ class PointIndexer:
             self.coords, self.shape = (), (int(np.count_nonzero(mask)),)
         else:
             self.coords, self.shape = _points(selection, self.array_shape)
-        self.is_scalar = self.shape == ()
+        self.is_scalar = not self.shape
 
     @classmethod
     def from_points(cls, points: Points, shape: Shape, chunk_shape: Shape) -> PointIndexer:
@@ -213,7 +215,7 @@ class PointIndexer:
             return
         unit, chunk, shape = self.unit_shape, self.chunk_shape, self.array_shape
         grid = tuple(-(-s // u) for s, u in zip(shape, unit))
-        ids = _ravel([c // u for c, u in zip(coords, unit)], grid)
+        ids = _ravel([axis // u for axis, u in zip(coords, unit)], grid)
         if bool(np.all(ids[1:] >= ids[:-1])):
             order = None
             sorted_ids = ids
@@ -229,8 +231,8 @@ class PointIndexer:
         for s, e in zip(starts, ends):
             where: Any = slice(s, e) if order is None else order[s:e]
             unit_coords = np.unravel_index(int(sorted_ids[s]), grid)
-            outer = tuple(int(i) * u // c for i, u, c in zip(unit_coords, unit, chunk))
-            local = tuple(c[where] - o * cs for c, o, cs in zip(coords, outer, chunk))
+            outer = tuple(int(i) * u // cs for i, u, cs in zip(unit_coords, unit, chunk))
+            local = tuple(axis[where] - o * cs for axis, o, cs in zip(coords, outer, chunk))
             complete = whole_units and _covers_chunk(local, outer, chunk, shape)
             out_positions = np.arange(s, e) if order is None else where
             yield PointProjection(outer, local, out_positions, complete)

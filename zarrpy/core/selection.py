@@ -33,7 +33,7 @@ class Points:
         return (len(self),)
 
 
-def dim_indices(selection: Sequence[Any], shape: Sequence[int]) -> list[np.ndarray]:
+def dim_indices(selection: Sequence[Any] | Points, shape: Sequence[int]) -> list[np.ndarray]:
     """Per dimension, the int64 positions an orthogonal ``selection`` picks (in its order)."""
     if isinstance(selection, Points):
         raise TypeError("a point selection has no per-dimension positions; use flat_positions")
@@ -43,7 +43,7 @@ def dim_indices(selection: Sequence[Any], shape: Sequence[int]) -> list[np.ndarr
     ]
 
 
-def flat_positions(selection: Sequence[Any], shape: Sequence[int]) -> np.ndarray:
+def flat_positions(selection: Sequence[Any] | Points, shape: Sequence[int]) -> np.ndarray:
     """C-order positions in a chunk of ``shape`` of the elements ``selection``
     picks, shaped like the selection."""
     if isinstance(selection, Points):
@@ -54,7 +54,7 @@ def flat_positions(selection: Sequence[Any], shape: Sequence[int]) -> np.ndarray
     return np.asarray(np.ravel_multi_index(np.ix_(*parts), tuple(shape)), dtype=np.int64)
 
 
-def numpy_index(selection: Sequence[Any], shape: Sequence[int]) -> Any:
+def numpy_index(selection: Sequence[Any] | Points, shape: Sequence[int]) -> Any:
     """``selection`` as a numpy index of a ``shape`` array: points as their
     coordinate arrays, slices as they are, else ``np.ix_`` of every
     dimension's positions."""

@@ -405,9 +405,9 @@ class ChunkIO:
         if len(group) < 2 or not all(isinstance(b.projection, ChunkProjection) for b in group):
             return False
         region = self.grid.chunk_region(group[0].projection.chunk_coords)
-        return sum(math.prod(b.projection.chunk_block_shape) for b in group) == math.prod(
+        return bool(sum(math.prod(b.projection.chunk_block_shape) for b in group) == math.prod(
             r.stop - r.start for r in region
-        )
+        ))
 
     def _store_batch(self, batch: list[tuple[str, bytes | None]]) -> None:
         for key, data in batch:

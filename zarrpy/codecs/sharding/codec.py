@@ -63,7 +63,7 @@ DEFAULT_INDEX_CODECS: list[dict[str, Any]] = [
     {"name": "crc32c"},
 ]
 
-Selection = Sequence[Any]
+Selection = Sequence[Any] | Points
 
 
 class ShardingCodec(ArrayToBytesCodec):
