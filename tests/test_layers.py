@@ -53,8 +53,9 @@ LAYERS: dict[str, tuple[str, ...]] = {
     # V2 -> V3 conversion (one pipeline for both formats), values at the array edge.
     "pipeline": ("zarrpy.pipeline",),
     # Array, Group, open*/create*, convenience functions, info; _node (what
-    # arrays and groups share: paths, metadata IO, attributes).
-    "api": ("zarrpy.api",),
+    # arrays and groups share: paths, metadata IO, attributes); growable
+    # buffers and the readers that fill them, with their public module.
+    "api": ("zarrpy.api", "zarrpy.buffers"),
     # migrate, the CLI, and the package namespace itself: ``zarrpy/__init__``
     # re-exports a tool (migrate_v3) next to the API, so it sits on top.
     "tools": ("zarrpy.tools", "zarrpy.__main__", "zarrpy"),
