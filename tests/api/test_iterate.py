@@ -15,7 +15,6 @@ import pytest
 
 import zarrpy
 from zarrpy import GrowableArray, GrowableRagged, RaggedArray
-from zarrpy.api._iterate import read_into
 from zarrpy.errors import SelectionError
 from zarrpy.stores import LocalStore, MemoryStore
 
@@ -202,13 +201,13 @@ def test_same_size_windows_reuse_one_allocation():
     data = np.random.default_rng(3).random((7003, 2))
     a[...] = data
     buf = GrowableArray("float64", shape_tail=(2,))
-    assert read_into(a, buf, slice(0, 7)) is buf
+    assert a.read_into(buf, slice(0, 7)) is buf
     assert buf.reallocations == 1
     for k in range(1, 1000):
-        read_into(a, buf, slice(7 * k, 7 * k + 7))
+        a.read_into(buf, slice(7 * k, 7 * k + 7))
         np.testing.assert_array_equal(buf.nda, data[7 * k : 7 * k + 7])
     assert buf.reallocations == 1 and buf.size == 7
-    read_into(a, buf, slice(7000, None))  # the short last window just sets a smaller size
+    a.read_into(buf, slice(7000, None))  # the short last window just sets a smaller size
     assert buf.size == 3 and buf.reallocations == 1
     np.testing.assert_array_equal(buf.nda, data[7000:])
 
@@ -218,25 +217,25 @@ def test_read_into_other_selections():
     data = np.arange(72, dtype="uint16").reshape(6, 4, 3)
     a[...] = data
     buf = GrowableArray("uint16", shape_tail=(3,))
-    np.testing.assert_array_equal(read_into(a, buf, (slice(None, None, 2), 1)).nda, data[::2, 1])
-    np.testing.assert_array_equal(read_into(a, buf, (1, slice(None), slice(None))).nda, data[1])
-    np.testing.assert_array_equal(read_into(a, buf, ([5, 0], 3)).nda, data[[5, 0], 3])
+    np.testing.assert_array_equal(a.read_into(buf, (slice(None, None, 2), 1)).nda, data[::2, 1])
+    np.testing.assert_array_equal(a.read_into(buf, (1, slice(None), slice(None))).nda, data[1])
+    np.testing.assert_array_equal(a.read_into(buf, ([5, 0], 3)).nda, data[[5, 0], 3])
 
 
 def test_read_into_ragged_buffers(strings, ragged):
     s = strings[0][1]
     buf = GrowableRagged("str")
-    assert read_into(s, buf).to_list() == s[...].tolist()
+    assert s.read_into(buf).to_list() == s[...].tolist()
     r = next(a for a in ragged[0] if a.shape[0] >= 2)
     rbuf = GrowableRagged("int16")
-    read_into(r, rbuf, slice(1, None))
+    r.read_into(rbuf, slice(1, None))
     assert rbuf.as_ragged().equals(r[1:])
 
 
 def test_read_into_fills_fixed_width_and_bool_dtypes():
     a = zarrpy.create_array({}, shape=(3,), dtype="bool", chunks=(2,))
     a[...] = [True, False, True]
-    assert read_into(a, GrowableArray("bool")).nda.tolist() == [True, False, True]
+    assert a.read_into(GrowableArray("bool")).nda.tolist() == [True, False, True]
 
 
 # -- errors ------------------------------------------------------------------------
@@ -267,21 +266,21 @@ def test_a_path_that_fails_to_open_is_reported(tmp_path):
 def test_buffer_mismatches_name_both_sides(numeric, strings):
     a = numeric[0][0]
     with pytest.raises(SelectionError, match="buffer dtype int64 does not match the dtype int32"):
-        read_into(a, GrowableArray("int64", shape_tail=(3,)))
+        a.read_into(GrowableArray("int64", shape_tail=(3,)))
     with pytest.raises(SelectionError, match=r"buffer row shape \(2,\) does not match the row shape \(3,\)"):
-        read_into(a, GrowableArray("int32", shape_tail=(2,)))
+        a.read_into(GrowableArray("int32", shape_tail=(2,)))
     with pytest.raises(SelectionError, match="GrowableArray"):
-        read_into(a, GrowableRagged("int32"))
+        a.read_into(GrowableRagged("int32"))
     with pytest.raises(SelectionError, match="GrowableRagged"):
-        read_into(strings[0][0], GrowableArray("uint8"))
+        strings[0][0].read_into(GrowableArray("uint8"))
     with pytest.raises(SelectionError, match="cannot hold the strings"):
-        read_into(strings[0][0], GrowableRagged("bytes"))
+        strings[0][0].read_into(GrowableRagged("bytes"))
     with pytest.raises(SelectionError, match="picks one element"):
-        read_into(a, GrowableArray("int32", shape_tail=(3,)), (0, 0))
+        a.read_into(GrowableArray("int32", shape_tail=(3,)), (0, 0))
     with pytest.raises(SelectionError, match="buffer dtype"):
         zarrpy.iter_rows([a], 4, buffer=GrowableArray("float32", shape_tail=(3,)))
     with pytest.raises(TypeError, match="GrowableArray or GrowableRagged"):
-        read_into(a, np.empty((3, 3), "int32"))
+        a.read_into(np.empty((3, 3), "int32"))
     with pytest.raises(ValueError, match="rows must be a positive integer"):
         zarrpy.iter_rows([a], 0)
     with pytest.raises(TypeError):
@@ -295,5 +294,5 @@ def test_a_refused_read_leaves_the_buffer_as_it_was():
     buf = GrowableArray(a.dtype)
     buf.extend(np.zeros(2, a.dtype))
     with pytest.raises(SelectionError, match="reads into a new result"):
-        read_into(a, buf)
+        a.read_into(buf)
     assert buf.size == 2

@@ -24,6 +24,7 @@ from ..pipeline.chunk_io import StoredSizes, BlockWrite, ChunkData, ChunkIO, Ind
 from ..pipeline.convert import v2_to_v3
 from ..pipeline.values import coerce_value, ragged_rows, user_fill
 from ..stores.abc import Store
+from ._buffer_fit import Buffer, read_into
 from ._info import ArrayInfo
 from ._node import ARRAY_METADATA, Node, location, read_metadata
 
@@ -260,6 +261,28 @@ class Array(Node[ArrayMetadata]):
         not fit; ragged and optional arrays build their results and take no ``out``.
         """
         return self._read(self._plain_indexer(selection), out)
+
+    def read_into(self, buf: Buffer, selection: Any = Ellipsis) -> Buffer:
+        """Read ``a[selection]`` into the growable buffer ``buf`` and return it.
+
+        ``buf``'s size becomes the number of rows read (the first axis of the
+        result) and it reallocates only when its capacity is short: reading
+        same-size windows again and again allocates once, and a shorter last
+        window just sets a smaller size. Fixed-size types take a
+        :class:`~zarrpy.buffers.GrowableArray` of the array's dtype whose
+        ``shape_tail`` is the rest of the result's shape, and the chunks are
+        scattered straight into it; strings, bytes and ragged vectors take a
+        :class:`~zarrpy.buffers.GrowableRagged` of that kind and a 1-D result.
+
+        Raises SelectionError when the selection picks one element (no rows)
+        or the buffer's kind, dtype or row shape does not fit (naming both).
+        """
+        label = f"array at {location(self._store, self._path)}"
+        return read_into(self, buf, selection, self.selection_shape(selection), label)
+
+    def selection_shape(self, selection: Any) -> Shape:
+        """The shape ``a[selection]`` has, from the selection alone (nothing is read)."""
+        return tuple(self._plain_indexer(selection).shape)
 
     @property
     def oindex(self) -> _Selector:

@@ -1,5 +1,5 @@
-"""Reading into growable buffers: one selection (``read_into``), blocks of rows
-across many arrays (``iter_rows``), and many arrays into one (``concat``).
+"""Reading many arrays into growable buffers: blocks of rows across them
+(``iter_rows``) and all of them into one (``concat``).
 
 Fixed-size elements are scattered straight into a :class:`GrowableArray`
 through ``Array.read(selection, out=...)``, so no intermediate array is
@@ -17,17 +17,13 @@ from collections.abc import Callable, Iterable, Iterator, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from typing import Any, NamedTuple
 
-import numpy as np
-
 from ..core._typing import Shape
-from ..core.indexing import OrthogonalIndexer
 from ..errors import SelectionError
 from ._array import Array
-from ._buffers import GrowableArray, GrowableRagged
+from ._buffer_fit import Buffer, check_buffer, describe, new_buffer
+from ._buffers import GrowableArray
 from ._node import location
 from ._open import open_array
-
-Buffer = GrowableArray | GrowableRagged
 
 
 class _Source(NamedTuple):
@@ -44,47 +40,6 @@ class _Piece(NamedTuple):
     start: int
     stop: int
     offset: int
-
-
-# -- one selection -----------------------------------------------------------
-
-
-def read_into(array: Array, buf: Buffer, selection: Any = Ellipsis) -> Buffer:
-    """Read ``array[selection]`` into ``buf`` and return ``buf``.
-
-    The buffer's size becomes the number of rows read (the first axis of the
-    selection's result); it reallocates only when its capacity is short, so
-    reading many windows of one size into one buffer allocates once. Fixed
-    types need a :class:`GrowableArray` of the array's dtype whose
-    ``shape_tail`` is the rest of the result's shape; the chunks are
-    scattered straight into it. Strings, bytes and ragged vectors need a
-    :class:`GrowableRagged` of that kind and a 1-D result.
-
-    Raises
-    ------
-    SelectionError
-        If the selection picks a single element (no rows), or the buffer's
-        kind, dtype or row shape does not match (the message names both).
-    """
-    source = _Source(array, f"array at {location(array.store, array.path)}")
-    shape = _result_shape(array, selection)
-    if not shape:
-        raise SelectionError(f"read_into: selection {selection!r} of {source.label} picks one element, not rows; "
-                             "keep at least one axis (e.g. a slice)")
-    _check_buffer(buf, source, shape[1:])
-    if isinstance(buf, GrowableArray):
-        old = buf.size
-        buf.resize(shape[0])
-        try:
-            array.read(selection, out=buf.nda)
-        except BaseException:
-            buf.resize(old)
-            raise
-    else:
-        elements = array[selection]  # read first: a failed read leaves buf as it was
-        buf.clear()
-        buf.extend(elements)
-    return buf
 
 
 # -- many arrays -------------------------------------------------------------
@@ -133,10 +88,10 @@ def iter_rows(
     sources = _open_all(arrays)
     tail = _tail_selection(selection)
     row_shape = _common_row_shape(sources, tail)
-    buf = buffer if buffer is not None else _new_buffer(sources[0], row_shape) if sources else None
-    if buf is None:
+    if not sources:
         return iter(())
-    _check_buffer(buf, sources[0], row_shape)
+    buf = buffer if buffer is not None else new_buffer(sources[0].array, sources[0].label, row_shape)
+    check_buffer(buf, sources[0].array, sources[0].label, row_shape)
     plan = _plan([len(s.array) for s in sources], rows)
 
     def fill(target: Buffer, pieces: list[_Piece]) -> None:
@@ -144,7 +99,7 @@ def iter_rows(
 
     if not prefetch:
         return _serial(plan, buf, fill)
-    return _double_buffered(plan, buf, _new_buffer(sources[0], row_shape), fill)
+    return _double_buffered(plan, buf, new_buffer(sources[0].array, sources[0].label, row_shape), fill)
 
 
 def concat(
@@ -164,7 +119,7 @@ def concat(
         raise SelectionError("concat: no arrays given")
     tail = _tail_selection(selection)
     row_shape = _common_row_shape(sources, tail)
-    buf = _new_buffer(sources[0], row_shape)
+    buf = new_buffer(sources[0].array, sources[0].label, row_shape)
     lengths = [len(s.array) for s in sources]
     buf.reserve(sum(lengths))
     _fill(buf, sources, tail, [p for block in _plan(lengths, max(1, sum(lengths))) for p in block])
@@ -264,34 +219,9 @@ def _open_all(arrays: Iterable[Array | str | os.PathLike[str]]) -> list[_Source]
     return sources
 
 
-def _kind(array: Array) -> str:
-    """How an array's elements are buffered: "fixed", "str", "bytes" or "ragged"."""
-    if array.serializer.ragged_dtype() is not None:
-        return "ragged"
-    if array.dtype.kind == "T":
-        return "str"
-    if array.dtype.kind == "O":
-        return "bytes"
-    return "fixed"
-
-
-def _element_dtype(array: Array) -> np.dtype:
-    """The dtype a buffer of this array's elements has."""
-    ragged = array.serializer.ragged_dtype()
-    return ragged if ragged is not None else array.dtype
-
-
-def _describe(array: Array) -> str:
-    """The element type in words, for messages: ``dtype int32``, ``strings`` ..."""
-    kind = _kind(array)
-    if kind == "fixed":
-        return f"dtype {array.dtype}"
-    return f"ragged {_element_dtype(array)} vectors" if kind == "ragged" else {"str": "strings", "bytes": "bytes"}[kind]
-
-
 def _result_shape(array: Array, selection: Any) -> Shape:
     """The shape ``array[selection]`` has."""
-    return OrthogonalIndexer(selection, array.shape, array.shards or array.chunks, max_arrays=1).shape
+    return array.selection_shape(selection)
 
 
 def _tail_selection(selection: Any) -> tuple[Any, ...]:
@@ -310,47 +240,13 @@ def _common_row_shape(sources: Sequence[_Source], tail: tuple[Any, ...]) -> Shap
             row_shape = _result_shape(source.array, (slice(0, 0), *tail))[1:]
         except (SelectionError, IndexError) as exc:
             raise SelectionError(f"{source.label}: trailing selection {tail!r}: {exc}") from None
-        this = (_describe(source.array), row_shape)
+        this = (describe(source.array), row_shape)
         if first is None:
             first = this
         elif this != first:
             raise SelectionError(f"{source.label} has {this[0]} and row shape {this[1]}, but array 0 has "
                                  f"{first[0]} and row shape {first[1]}")
     return first[1] if first is not None else ()
-
-
-def _check_buffer(buf: Any, source: _Source, row_shape: Shape) -> None:
-    """SelectionError naming both sides when ``buf`` cannot hold the rows of ``source``."""
-    array, kind = source.array, _kind(source.array)
-    if isinstance(buf, GrowableArray):
-        if kind != "fixed":
-            raise SelectionError(f"{source.label} has {_describe(array)}: read it into a GrowableRagged, "
-                                 f"not {buf!r}")
-        if buf.dtype != array.dtype:
-            raise SelectionError(f"buffer dtype {buf.dtype} does not match the dtype {array.dtype} of {source.label}")
-        if buf.shape_tail != row_shape:
-            raise SelectionError(f"buffer row shape {buf.shape_tail} does not match the row shape {row_shape} "
-                                 f"read from {source.label}")
-    elif isinstance(buf, GrowableRagged):
-        if kind == "fixed":
-            raise SelectionError(f"{source.label} has {_describe(array)}: read it into a GrowableArray, not {buf!r}")
-        if buf.kind != kind or (kind == "ragged" and buf.dtype != _element_dtype(array)):
-            raise SelectionError(f"{buf!r} cannot hold the {_describe(array)} of {source.label}")
-        if row_shape:
-            raise SelectionError(f"a GrowableRagged holds one element per row, but rows read from {source.label} "
-                                 f"have shape {row_shape}")
-    else:
-        raise TypeError(f"buffer must be a GrowableArray or GrowableRagged, got {type(buf).__name__}")
-
-
-def _new_buffer(source: _Source, row_shape: Shape) -> Buffer:
-    kind = _kind(source.array)
-    if kind == "fixed":
-        return GrowableArray(source.array.dtype, shape_tail=row_shape)
-    if row_shape:
-        raise SelectionError(f"{source.label} has {_describe(source.array)} with row shape {row_shape}; a "
-                             "GrowableRagged holds one element per row (select one position on the trailing axes)")
-    return GrowableRagged(_element_dtype(source.array) if kind == "ragged" else kind)
 
 
 def _positive(rows: Any) -> int:
@@ -360,4 +256,4 @@ def _positive(rows: Any) -> int:
     return n
 
 
-__all__ = ["concat", "iter_rows", "read_into"]
+__all__ = ["concat", "iter_rows"]
