@@ -570,3 +570,45 @@ def test_zarr_python_agrees(data):
         np.testing.assert_array_equal(a.get_mask_selection(mask), z.get_mask_selection(mask))
         np.testing.assert_array_equal(a[mask], z[mask])
         np.testing.assert_array_equal(a.vindex[sel], arr[sel])
+
+
+# -- element kinds the pipeline builds results for: ragged and optional ------------
+
+
+def test_vindex_reads_and_writes_ragged_vectors():
+    from zarrpy import RaggedArray
+
+    r = zarrpy.create_array({}, shape=(6,), chunks=(2,), dtype="int32", serializer="numcodecs.vlen-array")
+    r[...] = [np.arange(i) for i in range(6)]
+    assert r.vindex[[5, 0, 3]].equals(RaggedArray.from_list([np.arange(5), [], np.arange(3)], "int32"))
+    r.vindex[[1, 4, 1]] = [np.array([9, 9]), np.array([], "int32"), np.array([7])]  # repeated: the last wins
+    want = [np.arange(i) for i in range(6)]
+    want[1], want[4] = np.array([7]), np.array([], "int32")
+    assert r[...].equals(RaggedArray.from_list(want, "int32"))
+    m = zarrpy.create_array({}, shape=(3, 3), chunks=(2, 2), dtype="uint8", serializer="numcodecs.vlen-array")
+    value = np.empty((3, 3), dtype=object)
+    for i, j in np.ndindex(3, 3):
+        value[i, j] = np.arange(i + j, dtype="u1")
+    m[...] = value
+    got = m[np.eye(3, dtype=bool)]
+    assert [v.tolist() for v in got] == [[], [0, 1], [0, 1, 2, 3]]
+
+
+def test_vindex_reads_and_writes_optional_elements():
+    from zarrpy.core.dtypes.optional import optional_of
+
+    a = zarrpy.create_array({}, shape=(4, 4), chunks=(2, 2), dtype=optional_of("int16"))
+    data = np.ma.masked_array(np.arange(16, dtype="int16").reshape(4, 4), mask=np.eye(4, dtype=bool))
+    a[...] = data
+    got = a.vindex[[0, 1, 2], [0, 2, 3]]
+    assert got.mask.tolist() == [True, False, False] and got.data[1:].tolist() == [6, 11]
+    a.vindex[[0, 1], [1, 1]] = np.ma.masked
+    a.set_mask_selection(np.fliplr(np.eye(4, dtype=bool)), 70)
+    want = data.copy()
+    want[[0, 1], [1, 1]] = np.ma.masked
+    want[np.fliplr(np.eye(4, dtype=bool))] = 70
+    got = a[...]
+    assert got.mask.tolist() == want.mask.tolist()
+    assert got.data[~got.mask].tolist() == want.data[~want.mask].tolist()
+    with pytest.raises(SelectionError, match="reads into a new result"):
+        a.get_coordinate_selection(([0], [0]), out=np.empty(1, dtype="int16"))
