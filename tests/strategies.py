@@ -124,6 +124,17 @@ def _tidy_fields(arr: np.ndarray, rng: np.random.Generator) -> None:
             arr[name] = rng.choice(words, size=sub.shape)
 
 
+@st.composite
+def array_layouts(draw, max_side: int = 8) -> tuple[tuple[int, ...], tuple[int, ...], tuple[int, ...] | None]:
+    """(shape, chunks, shards) of an array: 1-3 dimensions, sharded (shards
+    of 1-2 chunks per dimension) or not."""
+    ndim = draw(st.integers(1, 3))
+    shape = tuple(draw(st.integers(1, max_side)) for _ in range(ndim))
+    chunks = tuple(draw(st.integers(1, s)) for s in shape)
+    shards = tuple(c * draw(st.integers(1, 2)) for c in chunks) if draw(st.booleans()) else None
+    return shape, chunks, shards
+
+
 def permutations_of(ndim: int) -> st.SearchStrategy[list[int]]:
     """A permutation of ``range(ndim)`` (a transpose ``order``)."""
     return st.permutations(list(range(ndim)))

@@ -20,19 +20,10 @@ from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
 
 import zarrpy
+from tests.strategies import array_layouts
 from tests.test_array_sharding import inner_chunks
 
 PROPS = settings(max_examples=80, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-
-
-@st.composite
-def layouts(draw, max_side=9):
-    """(shape, chunks, shards): 1-3 dimensions, sharded or not."""
-    ndim = draw(st.integers(1, 3))
-    shape = tuple(draw(st.integers(1, max_side)) for _ in range(ndim))
-    chunks = tuple(draw(st.integers(1, s)) for s in shape)
-    shards = tuple(c * draw(st.integers(1, 2)) for c in chunks) if draw(st.booleans()) else None
-    return shape, chunks, shards
 
 
 @st.composite
@@ -77,7 +68,7 @@ def _make(shape, chunks, shards, seed):
 @PROPS
 @given(st.data())
 def test_orthogonal_reads_match_numpy(data):
-    shape, chunks, shards = data.draw(layouts(), label="layout")
+    shape, chunks, shards = data.draw(array_layouts(max_side=9), label="layout")
     _, a, arr = _make(shape, chunks, shards, data.draw(st.integers(0, 99), label="seed"))
     sel = tuple(data.draw(dim_selections(n), label=f"dim {i}") for i, n in enumerate(shape))
     ix, drop = orthogonal_numpy(arr, sel)
@@ -90,7 +81,7 @@ def test_orthogonal_reads_match_numpy(data):
 @PROPS
 @given(st.data())
 def test_orthogonal_writes_match_numpy_and_touch_only_their_chunks(data):
-    shape, chunks, shards = data.draw(layouts(), label="layout")
+    shape, chunks, shards = data.draw(array_layouts(max_side=9), label="layout")
     seed = data.draw(st.integers(0, 99), label="seed")
     store, a, arr = _make(shape, chunks, shards, seed)
     before = dict(store)
@@ -133,7 +124,7 @@ def test_orthogonal_writes_match_numpy_and_touch_only_their_chunks(data):
 @given(st.data())
 def test_zarr_python_agrees_on_orthogonal_reads(data):
     zarr = pytest.importorskip("zarr")
-    shape, chunks, shards = data.draw(layouts(), label="layout")
+    shape, chunks, shards = data.draw(array_layouts(max_side=9), label="layout")
     sel = tuple(data.draw(dim_selections(n), label=f"dim {i}") for i, n in enumerate(shape))
     # zarr-python reads a list as integers; numpy arrays keep their dtype
     sel = tuple(np.asarray(s) if isinstance(s, list) else s for s in sel)

@@ -28,6 +28,7 @@ from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
 
 import zarrpy
+from tests.strategies import array_layouts
 from tests.test_array_sharding import (
     CountingStore,
     _codec_and_spec,
@@ -42,16 +43,6 @@ PROPS = settings(max_examples=80, deadline=None, suppress_health_check=[HealthCh
 
 # --------------------------------------------------------------------------
 # strategies
-
-
-@st.composite
-def layouts(draw, max_side=8):
-    """(shape, chunks, shards): 1-3 dimensions, sharded or not."""
-    ndim = draw(st.integers(1, 3))
-    shape = tuple(draw(st.integers(1, max_side)) for _ in range(ndim))
-    chunks = tuple(draw(st.integers(1, s)) for s in shape)
-    shards = tuple(c * draw(st.integers(1, 2)) for c in chunks) if draw(st.booleans()) else None
-    return shape, chunks, shards
 
 
 def _slices(n: int) -> st.SearchStrategy[slice]:
@@ -179,7 +170,7 @@ def _value_for(draw, shape, seed):
 @PROPS
 @given(st.data())
 def test_pointwise_reads_match_numpy(data):
-    shape, chunks, shards = data.draw(layouts(), label="layout")
+    shape, chunks, shards = data.draw(array_layouts(max_side=8), label="layout")
     _, a, arr = _make(shape, chunks, shards, seed=data.draw(st.integers(0, 99), label="seed"))
     sel = data.draw(pointwise_selections(shape), label="sel")
     want = arr[sel]
@@ -195,7 +186,7 @@ def test_pointwise_reads_match_numpy(data):
 @PROPS
 @given(st.data())
 def test_pointwise_writes_match_numpy_and_touch_only_their_chunks(data):
-    shape, chunks, shards = data.draw(layouts(), label="layout")
+    shape, chunks, shards = data.draw(array_layouts(max_side=8), label="layout")
     seed = data.draw(st.integers(0, 99), label="seed")
     store, a, arr = _make(shape, chunks, shards, seed=seed)
     before = dict(store)
@@ -217,7 +208,7 @@ def test_pointwise_writes_match_numpy_and_touch_only_their_chunks(data):
 @PROPS
 @given(st.data())
 def test_mask_reads_and_writes_match_numpy(data):
-    shape, chunks, shards = data.draw(layouts(), label="layout")
+    shape, chunks, shards = data.draw(array_layouts(max_side=8), label="layout")
     seed = data.draw(st.integers(0, 99), label="seed")
     store, a, arr = _make(shape, chunks, shards, seed=seed)
     mask = data.draw(hnp.arrays(np.bool_, shape), label="mask")
@@ -556,7 +547,7 @@ def test_a_pointwise_write_reads_and_writes_each_touched_object_once(shards):
 @given(st.data())
 def test_zarr_python_agrees(data):
     zarr = pytest.importorskip("zarr")
-    shape, chunks, shards = data.draw(layouts(), label="layout")
+    shape, chunks, shards = data.draw(array_layouts(max_side=8), label="layout")
     sel = data.draw(pointwise_selections(shape, slices=False, scalars=False), label="coords")
     mask = data.draw(hnp.arrays(np.bool_, shape), label="mask")
     with tempfile.TemporaryDirectory() as tmp:

@@ -24,6 +24,7 @@ import numpy as np
 
 from ._typing import ChunkCoords, Shape
 from .point_indexing import as_index_array, is_array_like
+from .selection import check_slice
 from ..errors import BoundsCheckError, SelectionError
 
 
@@ -158,11 +159,7 @@ def _dim_indexer(sel: Any, dim_len: int, chunk_len: int, allow_arrays: bool) -> 
     if isinstance(sel, (int, np.integer)) and not isinstance(sel, (bool, np.bool_)):
         return _IntDim(int(sel), dim_len, chunk_len)
     if isinstance(sel, slice):
-        for part in (sel.start, sel.stop, sel.step):
-            if part is not None and not isinstance(part, (int, np.integer)):
-                raise SelectionError(f"slice bounds must be integers or None, got {sel!r}")
-        if sel.step is not None and int(sel.step) == 0:
-            raise SelectionError("slice step cannot be zero")
+        check_slice(sel)
         if sel.step is not None and sel.step < 0:
             start, stop, step = sel.indices(dim_len)
             return _ArrayDim(np.arange(start, stop, step, dtype=np.int64), dim_len, chunk_len, from_slice=True)

@@ -22,7 +22,7 @@ from typing import Any, Iterator
 import numpy as np
 
 from ._typing import ChunkCoords, Shape
-from .selection import Points
+from .selection import Points, check_slice
 from ..errors import BoundsCheckError, SelectionError
 
 
@@ -316,11 +316,7 @@ def _points(selection: Any, shape: Shape) -> tuple[tuple[np.ndarray, ...], Shape
             dim += item.ndim
             continue
         if isinstance(item, slice):
-            for part in (item.start, item.stop, item.step):
-                if part is not None and not isinstance(part, (int, np.integer)):
-                    raise SelectionError(f"slice bounds must be integers or None, got {item!r}")
-            if item.step is not None and int(item.step) == 0:
-                raise SelectionError("slice step cannot be zero")
+            check_slice(item)
             per_dim.append(("slice", np.arange(*item.indices(shape[dim]), dtype=np.int64), dim))
         elif isinstance(item, (int, np.integer)) and not isinstance(item, (bool, np.bool_)):
             per_dim.append(("adv", np.asarray(int(item), dtype=np.int64), dim))

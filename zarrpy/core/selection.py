@@ -16,6 +16,8 @@ from typing import Any, Sequence
 
 import numpy as np
 
+from ..errors import SelectionError
+
 
 @dataclass(frozen=True, slots=True, eq=False)
 class Points:
@@ -31,6 +33,15 @@ class Points:
     def shape(self) -> tuple[int, ...]:
         """Shape of the elements picked: ``(n,)``."""
         return (len(self),)
+
+
+def check_slice(sel: slice) -> None:
+    """SelectionError unless ``sel``'s bounds are integers or None and its step is not 0."""
+    for part in (sel.start, sel.stop, sel.step):
+        if part is not None and not isinstance(part, (int, np.integer)):
+            raise SelectionError(f"slice bounds must be integers or None, got {sel!r}")
+    if sel.step is not None and int(sel.step) == 0:
+        raise SelectionError("slice step cannot be zero")
 
 
 def dim_indices(selection: Sequence[Any] | Points, shape: Sequence[int]) -> list[np.ndarray]:
@@ -65,4 +76,4 @@ def numpy_index(selection: Sequence[Any] | Points, shape: Sequence[int]) -> Any:
     return np.ix_(*dim_indices(selection, shape))
 
 
-__all__ = ["Points", "dim_indices", "flat_positions", "numpy_index"]
+__all__ = ["Points", "check_slice", "dim_indices", "flat_positions", "numpy_index"]
