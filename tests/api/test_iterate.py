@@ -210,6 +210,13 @@ def test_same_size_windows_reuse_one_allocation():
     a.read_into(buf, slice(7000, None))  # the short last window just sets a smaller size
     assert buf.size == 3 and buf.reallocations == 1
     np.testing.assert_array_equal(buf.nda, data[7000:])
+    # with the capacity given up front, 1,000 windows reallocate 0 times
+    sized = GrowableArray("float64", capacity=7, shape_tail=(2,))
+    storage = sized.nda.base
+    for k in range(1000):
+        a.read_into(sized, slice(7 * k, 7 * k + 7))
+    assert sized.reallocations == 0 and sized.nda.base is storage
+    np.testing.assert_array_equal(sized.nda, data[6993:7000])
 
 
 def test_read_into_other_selections():
