@@ -603,3 +603,9 @@ def test_vindex_reads_and_writes_optional_elements():
     assert got.data[~got.mask].tolist() == want.data[~want.mask].tolist()
     with pytest.raises(SelectionError, match="reads into a new result"):
         a.get_coordinate_selection(([0], [0]), out=np.empty(1, dtype="int16"))
+
+
+def test_a_mask_selection_of_a_0d_array_is_refused_clearly():
+    a = zarrpy.create_array({}, shape=(), dtype="int32")
+    with pytest.raises(SelectionError, match=r"0-d array: read it with a\[\(\)\]"):
+        a.get_mask_selection(np.array(True))

@@ -332,7 +332,9 @@ class Array(Node[ArrayMetadata]):
         if not isinstance(mask, np.ndarray) or mask.dtype != bool or mask.shape != self.shape:
             got = f"{mask.dtype} array of shape {mask.shape}" if isinstance(mask, np.ndarray) else type(mask).__name__
             raise SelectionError(f"mask selection: expected a boolean array of shape {self.shape}, got {got}")
-        return self._io.point_indexer(mask) if self.ndim else OrthogonalIndexer(mask, self.shape, ())
+        if not self.ndim:
+            raise SelectionError("mask selection of a 0-d array: read it with a[()]")
+        return self._io.point_indexer(mask)
 
     @property
     def blocks(self) -> _Selector:
