@@ -54,8 +54,9 @@ LAYERS: dict[str, tuple[str, ...]] = {
     "pipeline": ("zarrpy.pipeline",),
     # Array, Group, open*/create*, convenience functions, info; _node (what
     # arrays and groups share: paths, metadata IO, attributes); growable
-    # buffers and the readers that fill them, with their public module.
-    "api": ("zarrpy.api", "zarrpy.buffers"),
+    # buffers and the readers that fill them, with their public module;
+    # lazy arrays and tables, with theirs.
+    "api": ("zarrpy.api", "zarrpy.buffers", "zarrpy.lazy"),
     # migrate, the CLI, and the package namespace itself: ``zarrpy/__init__``
     # re-exports a tool (migrate_v3) next to the API, so it sits on top.
     "tools": ("zarrpy.tools", "zarrpy.__main__", "zarrpy"),

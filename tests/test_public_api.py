@@ -38,6 +38,8 @@ PUBLIC = [
     "SelectionError",
     "StoreError",
     "UnknownCodecError",
+    "VirtualArray",
+    "VirtualTable",
     "ZarrpyError",
     "array",
     "concat",
@@ -61,11 +63,13 @@ PUBLIC = [
     "open_group",
     "register_codec",
     "register_data_type",
+    "virtual",
     "zeros",
     "zeros_like",
 ]
 
-CLASSES = {"Array", "DataType", "DataTypeFamily", "Group", "GrowableArray", "GrowableRagged", "RaggedArray"}
+CLASSES = {"Array", "DataType", "DataTypeFamily", "Group", "GrowableArray", "GrowableRagged", "RaggedArray",
+           "VirtualArray", "VirtualTable"}
 ERRORS = {name for name in PUBLIC if name.endswith("Error")}
 
 # Names the subpackages export today; more may be added, none may go.

@@ -44,6 +44,9 @@ from .errors import (
 )
 from .api._group import Group, consolidate_metadata
 from .api._iterate import concat, iter_rows
+from .api._lazy import VirtualArray
+from .api._lazy_stored import virtual
+from .api._lazy_table import VirtualTable
 from .tools.migrate import migrate_v3
 from .core.ragged import RaggedArray
 
@@ -69,6 +72,8 @@ __all__ = [
     "SelectionError",
     "StoreError",
     "UnknownCodecError",
+    "VirtualArray",
+    "VirtualTable",
     "ZarrpyError",
     "array",
     "concat",
@@ -92,6 +97,7 @@ __all__ = [
     "open_group",
     "register_codec",
     "register_data_type",
+    "virtual",
     "zeros",
     "zeros_like",
 ]
