@@ -71,3 +71,19 @@ def test_threads_writing_scattered_points_lose_nothing(tmp_path, shards, form):
             part = order[r::rounds]
             want[rows[part], cols[part]] = (t + 1) * 1000 + r
     np.testing.assert_array_equal(a[...], want)
+
+
+def test_handles_opened_separately_over_one_dict_share_their_locks():
+    """Each thread opens its own handle on the same dict (so its own
+    MemoryStore object): the per-key locks follow the data, not the object."""
+    data: dict = {}
+    zarrpy.create_array(data, shape=(64,), chunks=(64,), dtype="int64", fill_value=0)
+
+    def work(t):
+        a = zarrpy.open_array(data, mode="r+")
+        for i in range(8):
+            a.vindex[[t * 8 + i]] = t * 100 + i + 1
+
+    _run_threads(work, 8)
+    expected = np.array([t * 100 + i + 1 for t in range(8) for i in range(8)])
+    np.testing.assert_array_equal(zarrpy.open_array(data)[...], expected)

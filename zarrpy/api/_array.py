@@ -20,6 +20,7 @@ from ..core.point_indexing import has_index_arrays, is_vectorized, with_index_ar
 from ..errors import NodeNotFoundError, SelectionError
 from ..metadata.nodes import ArrayMetadata
 from ..metadata.v3 import ArrayMetadataV3
+from ..pipeline.cache_hook import ChunkCache
 from ..pipeline.chunk_io import StoredSizes, BlockWrite, ChunkData, ChunkIO, Indexer
 from ..pipeline.convert import v2_to_v3
 from ..pipeline.values import coerce_value, ragged_rows, user_fill
@@ -46,8 +47,10 @@ class Array(Node[ArrayMetadata]):
         *,
         read_only: bool = False,
         write_empty_chunks: bool = False,
+        cache: ChunkCache | None = None,
     ):
         self._write_empty_chunks = bool(write_empty_chunks)
+        self._cache = cache
         super().__init__(store, path, metadata, read_only=read_only)
 
     _kind = "array"
@@ -57,9 +60,16 @@ class Array(Node[ArrayMetadata]):
         # pipeline always runs on one V3 description of the same bytes.
         self._metadata = stored
         self._v3 = metadata = stored if isinstance(stored, ArrayMetadataV3) else v2_to_v3(stored)
-        self._io = ChunkIO(self._store, self._path, metadata, write_empty_chunks=self.write_empty_chunks)
+        self._io = ChunkIO(
+            self._store, self._path, metadata, write_empty_chunks=self.write_empty_chunks, cache=self._cache
+        )
         inner = self._io.inner
         self._inner_chain = inner.codecs if inner is not None else self._io.chain
+
+    @property
+    def cache(self) -> ChunkCache | None:
+        """The cache decoded chunks are read through (``open_array(..., cache=)``), or None."""
+        return self._cache
 
     @property
     def write_empty_chunks(self) -> bool:
@@ -229,11 +239,11 @@ class Array(Node[ArrayMetadata]):
 
     def get_basic_selection(self, selection: Any = Ellipsis, *, out: np.ndarray | None = None) -> Any:
         """Integers and slices per dimension (``a[...]``); ``out``: see :meth:`read`."""
-        return self._read(OrthogonalIndexer(selection, self.shape, self._v3.chunk_shape, max_arrays=0), out)
+        return self._read(OrthogonalIndexer(selection, self.shape, self._io.read_chunk_shape, max_arrays=0), out)
 
     def get_orthogonal_selection(self, selection: Any, *, out: np.ndarray | None = None) -> Any:
         """Each dimension indexed on its own (``a.oindex[...]``); ``out``: see :meth:`read`."""
-        return self._read(OrthogonalIndexer(with_index_arrays(selection), self.shape, self._v3.chunk_shape), out)
+        return self._read(OrthogonalIndexer(with_index_arrays(selection), self.shape, self._io.read_chunk_shape), out)
 
     def get_coordinate_selection(self, selection: Any, *, out: np.ndarray | None = None) -> Any:
         """Points: one integer array per dimension, broadcast together
@@ -297,21 +307,25 @@ class Array(Node[ArrayMetadata]):
         is True. Assignable too; where points repeat, the last value wins."""
         return _Selector(self.get_vectorized_selection, self.set_vectorized_selection)
 
-    def _plain_indexer(self, selection: Any) -> Indexer:
+    def _plain_indexer(self, selection: Any, *, write: bool = False) -> Indexer:
         """``a[selection]``'s indexer, routed as zarr-python routes it
-        (see :func:`~zarrpy.core.point_indexing.is_vectorized`)."""
+        (see :func:`~zarrpy.core.point_indexing.is_vectorized`); a write's
+        projections address stored chunks, a read's the read unit."""
         selection = with_index_arrays(selection)
         if is_vectorized(selection, self.ndim):
-            return self._io.point_indexer(selection)
-        return OrthogonalIndexer(selection, self.shape, self._v3.chunk_shape, max_arrays=1)
+            return self._io.point_indexer(selection, write=write)
+        return OrthogonalIndexer(selection, self.shape, self._chunk_grid(write), max_arrays=1)
 
-    def _vector_indexer(self, selection: Any) -> Indexer:
+    def _chunk_grid(self, write: bool) -> Shape:
+        return self._v3.chunk_shape if write else self._io.read_chunk_shape
+
+    def _vector_indexer(self, selection: Any, *, write: bool = False) -> Indexer:
         selection = with_index_arrays(selection)
         if not has_index_arrays(selection) or not self.ndim:
-            return OrthogonalIndexer(selection, self.shape, self._v3.chunk_shape, max_arrays=0)
-        return self._io.point_indexer(selection)
+            return OrthogonalIndexer(selection, self.shape, self._chunk_grid(write), max_arrays=0)
+        return self._io.point_indexer(selection, write=write)
 
-    def _coordinate_indexer(self, selection: Any) -> Indexer:
+    def _coordinate_indexer(self, selection: Any, *, write: bool = False) -> Indexer:
         items = with_index_arrays(selection)
         items = items if isinstance(items, tuple) else (items,)
         for item in items:
@@ -325,16 +339,16 @@ class Array(Node[ArrayMetadata]):
             raise SelectionError(
                 f"coordinate selection: {len(items)} index arrays for a {self.ndim}-dimensional array"
             )
-        return self._io.point_indexer(items)
+        return self._io.point_indexer(items, write=write)
 
-    def _mask_indexer(self, mask: Any) -> Indexer:
+    def _mask_indexer(self, mask: Any, *, write: bool = False) -> Indexer:
         mask = with_index_arrays(mask)
         if not isinstance(mask, np.ndarray) or mask.dtype != bool or mask.shape != self.shape:
             got = f"{mask.dtype} array of shape {mask.shape}" if isinstance(mask, np.ndarray) else type(mask).__name__
             raise SelectionError(f"mask selection: expected a boolean array of shape {self.shape}, got {got}")
         if not self.ndim:
             raise SelectionError("mask selection of a 0-d array: read it with a[()]")
-        return self._io.point_indexer(mask)
+        return self._io.point_indexer(mask, write=write)
 
     @property
     def blocks(self) -> _Selector:
@@ -387,7 +401,7 @@ class Array(Node[ArrayMetadata]):
 
     # -- writing -------------------------------------------------------
     def __setitem__(self, selection: Any, value: Any) -> None:
-        self._write(self._plain_indexer(selection), value)
+        self._write(self._plain_indexer(selection, write=True), value)
 
     def set_basic_selection(self, selection: Any, value: Any) -> None:
         self._write(OrthogonalIndexer(selection, self.shape, self._v3.chunk_shape, max_arrays=0), value)
@@ -398,15 +412,15 @@ class Array(Node[ArrayMetadata]):
     def set_coordinate_selection(self, selection: Any, value: Any) -> None:
         """Write ``value`` (broadcast to the points' shape) at the points of
         :meth:`get_coordinate_selection`; where points repeat, the last value wins."""
-        self._write(self._coordinate_indexer(selection), value)
+        self._write(self._coordinate_indexer(selection, write=True), value)
 
     def set_mask_selection(self, mask: Any, value: Any) -> None:
         """Write ``value`` where the boolean ``mask`` (of the array's shape) is True."""
-        self._write(self._mask_indexer(mask), value)
+        self._write(self._mask_indexer(mask, write=True), value)
 
     def set_vectorized_selection(self, selection: Any, value: Any) -> None:
         """``a.vindex[selection] = value`` (see :attr:`vindex`)."""
-        self._write(self._vector_indexer(selection), value)
+        self._write(self._vector_indexer(selection, write=True), value)
 
     def _coerce(self, value: Any, shape: Shape) -> np.ndarray:
         """``value`` as this array's elements broadcast to ``shape``, or a clear
@@ -435,6 +449,7 @@ class Array(Node[ArrayMetadata]):
         shape = tuple(int(s) for s in dims)
         if len(shape) != self.ndim or any(s < 0 for s in shape):
             raise SelectionError(f"new shape {shape} must have {self.ndim} non-negative dimensions")
+        self._io.forget_all()  # cached edge chunks are clipped to the old shape
         if any(n < o for n, o in zip(shape, self.shape)):
             self._io.trim(shape)
         self._write_metadata(self._metadata.evolve(shape=shape))

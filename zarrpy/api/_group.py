@@ -33,6 +33,7 @@ from ..metadata.consolidated import (
 from ..metadata.nodes import ARRAY_METADATA, AnyMetadata, GroupMetadata
 from ..metadata.v2 import ArrayMetadataV2, GroupMetadataV2
 from ..metadata.v3 import GroupMetadataV3
+from ..pipeline.cache_hook import ChunkCache
 from ..stores import store_from_url
 from ..stores.abc import READ_ONLY_HINT, Store
 
@@ -50,9 +51,10 @@ class Group(Node[GroupMetadata]):
     _kind = "group"
 
     def __init__(self, store: Store, path: str, metadata: GroupMetadata, *, read_only: bool = False,
-                 consolidated: ConsolidatedMetadata | None = None):
+                 consolidated: ConsolidatedMetadata | None = None, cache: ChunkCache | None = None):
         super().__init__(store, path, metadata, read_only=read_only)
         self._consolidated = consolidated
+        self._cache = cache
 
     @classmethod
     def open(cls, store: Store, path: str = "", *, read_only: bool = False, zarr_format: int | None = None,
@@ -69,7 +71,7 @@ class Group(Node[GroupMetadata]):
 
     @classmethod
     def _from_metadata(cls, store: Store, path: str, metadata: AnyMetadata, zmetadata: bytes | None, *,
-                       read_only: bool, use_consolidated: bool | None) -> Group:
+                       read_only: bool, use_consolidated: bool | None, cache: ChunkCache | None = None) -> Group:
         """The group for documents :func:`~zarrpy.api._node.read_node` returned."""
         if use_consolidated not in (None, True, False):
             raise ValueError(f"use_consolidated must be None, True or False, got {use_consolidated!r}")
@@ -80,12 +82,12 @@ class Group(Node[GroupMetadata]):
             where = "consolidated_metadata member in zarr.json" if metadata.zarr_format == 3 else ".zmetadata"
             raise MetadataError(f"group {location(store, path)} has no consolidated metadata (no {where}); "
                                 "call zarrpy.consolidate_metadata first or open with use_consolidated=False")
-        return cls(store, path, metadata, read_only=read_only, consolidated=snapshot)
+        return cls(store, path, metadata, read_only=read_only, consolidated=snapshot, cache=cache)
 
     @classmethod
     def create(
         cls, store: Store, path: str = "", *, attributes: dict[str, Any] | None = None, overwrite: bool = False,
-        zarr_format: int = 3,
+        zarr_format: int = 3, cache: ChunkCache | None = None,
     ) -> Group:
         if zarr_format not in (2, 3):
             raise ValueError(f"zarr_format must be 2 or 3, got {zarr_format!r}")
@@ -94,7 +96,7 @@ class Group(Node[GroupMetadata]):
         documents = metadata.to_documents()  # fails on bad attributes before anything is touched
         prepare_node(store, path, overwrite=overwrite, zarr_format=zarr_format)
         write_metadata(store, path, documents)
-        return cls(store, path, metadata)
+        return cls(store, path, metadata, cache=cache)
 
     @property
     def metadata(self) -> GroupMetadata:
@@ -149,9 +151,9 @@ class Group(Node[GroupMetadata]):
         """The member at ``rel`` (relative to this group) with ``metadata``."""
         path = join_key(self._path, rel)
         if isinstance(metadata, ARRAY_METADATA):
-            return Array(self._store, path, metadata, read_only=self._read_only)
+            return Array(self._store, path, metadata, read_only=self._read_only, cache=self._cache)
         snapshot = None if self._consolidated is None else self._consolidated.below(rel)
-        return Group(self._store, path, metadata, read_only=self._read_only, consolidated=snapshot)
+        return Group(self._store, path, metadata, read_only=self._read_only, consolidated=snapshot, cache=self._cache)
 
     def __contains__(self, name: object) -> bool:
         if not isinstance(name, str) or names_a_document(name) or not normalize_path(name):

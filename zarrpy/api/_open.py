@@ -12,6 +12,7 @@ from __future__ import annotations
 from typing import Any
 
 from ._array import Array
+from ._cache import Cache
 from ._create import create_array_at, node_exists
 from ._group import Group
 from ._node import location, read_node
@@ -101,6 +102,7 @@ def open_array(
     zarr_format: int | None = None,
     storage_options: dict[str, Any] | None = None,
     write_empty_chunks: bool = False,
+    cache: Cache | None = None,
     **create_kwargs: Any,
 ) -> Array:
     """Open an existing array (modes ``r``, ``r+``, ``a``), or create one
@@ -110,6 +112,10 @@ def open_array(
     With ``mode="a"`` an existing array is opened as it is and
     ``create_kwargs`` are not used, as in zarr-python: the same call opens
     or creates.
+
+    ``cache`` (a :class:`zarrpy.cache.Cache`): decoded chunks (inner chunks
+    of a shard) are read through it and kept there, shared with every array
+    opened with the same cache; writes through zarrpy drop what they make stale.
     """
     _check_mode(mode)
     _check_format(zarr_format)
@@ -118,12 +124,15 @@ def open_array(
     if mode in ("w", "w-") or (mode == "a" and create_kwargs and not node_exists(s, p)):
         if "data" not in create_kwargs:
             create_kwargs.setdefault("dtype", "float64")
-        return create_array_at(s, p, overwrite=(mode == "w"), write_empty_chunks=write_empty_chunks,
-                               zarr_format=zarr_format or 3, **create_kwargs)
+        array = create_array_at(s, p, overwrite=(mode == "w"), write_empty_chunks=write_empty_chunks,
+                                zarr_format=zarr_format or 3, **create_kwargs)
+        return array if cache is None else Array(s, p, array.metadata, write_empty_chunks=write_empty_chunks,
+                                                 cache=cache)
     if create_kwargs and mode != "a":
         raise TypeError(f"arguments for creating an array were given with mode={mode!r}, which only opens "
                         f"an existing array: {sorted(create_kwargs)}")
-    return Array.open(s, p, read_only=(mode == "r"), write_empty_chunks=write_empty_chunks, zarr_format=zarr_format)
+    return Array.open(s, p, read_only=(mode == "r"), write_empty_chunks=write_empty_chunks, zarr_format=zarr_format,
+                      cache=cache)
 
 
 def open_group(
@@ -135,6 +144,7 @@ def open_group(
     storage_options: dict[str, Any] | None = None,
     attributes: dict[str, Any] | None = None,
     use_consolidated: bool | None = None,
+    cache: Cache | None = None,
 ) -> Group:
     """Open a group, creating it when ``mode`` allows (``a``, ``w``, ``w-``;
     a new group is V3 unless ``zarr_format=2``).
@@ -144,21 +154,26 @@ def open_group(
     ignores it and reads the live hierarchy, True requires it (MetadataError
     if there is none). Consolidated metadata is a snapshot: see
     :mod:`zarrpy.metadata.consolidated`. Opening costs one batched store request.
+
+    ``cache``: arrays reached through the group (and its subgroups) read
+    through it, as with :func:`open_array`.
     """
     _check_mode(mode)
     _check_format(zarr_format)
     s = _store(store if store is not None else {}, storage_options, mode)
     p = normalize_path(path)
     if mode in ("w", "w-"):
-        return Group.create(s, p, attributes=attributes, overwrite=(mode == "w"), zarr_format=zarr_format or 3)
+        return Group.create(s, p, attributes=attributes, overwrite=(mode == "w"), zarr_format=zarr_format or 3,
+                            cache=cache)
     try:
         metadata, zmetadata = read_node(s, p, zarr_format, zmetadata=use_consolidated is not False)
     except NodeNotFoundError:
         if mode != "a":
             raise
         _refuse_other_format(s, p, zarr_format)
-        return Group.create(s, p, attributes=attributes, zarr_format=zarr_format or 3)
-    return Group._from_metadata(s, p, metadata, zmetadata, read_only=(mode == "r"), use_consolidated=use_consolidated)
+        return Group.create(s, p, attributes=attributes, zarr_format=zarr_format or 3, cache=cache)
+    return Group._from_metadata(s, p, metadata, zmetadata, read_only=(mode == "r"), use_consolidated=use_consolidated,
+                                cache=cache)
 
 
 def create_group(store: Any, *, path: str | None = None, attributes: dict[str, Any] | None = None,
@@ -177,11 +192,13 @@ def open(
     zarr_format: int | None = None,
     storage_options: dict[str, Any] | None = None,
     use_consolidated: bool | None = None,
+    cache: Cache | None = None,
     **kwargs: Any,
 ) -> Array | Group:
     """Open whatever node is at ``path`` (array or group). When nothing is
     there and ``mode`` allows, create an array if ``shape`` is given, else a group.
-    ``use_consolidated`` applies to a group, as in :func:`open_group`."""
+    ``use_consolidated`` applies to a group, as in :func:`open_group`;
+    ``cache`` to both (see :func:`open_array`)."""
     _check_mode(mode)
     _check_format(zarr_format)
     s = _store(store if store is not None else {}, storage_options, mode)
@@ -196,11 +213,12 @@ def open(
         metadata = None
     if metadata is None or mode in ("w", "w-"):
         if "shape" in kwargs:
-            return open_array(s, mode=mode, path=p, zarr_format=zarr_format, **kwargs)
-        return open_group(s, mode=mode, path=p, zarr_format=zarr_format, **kwargs)
+            return open_array(s, mode=mode, path=p, zarr_format=zarr_format, cache=cache, **kwargs)
+        return open_group(s, mode=mode, path=p, zarr_format=zarr_format, cache=cache, **kwargs)
     if isinstance(metadata, ARRAY_METADATA):
-        return Array(s, p, metadata, read_only=(mode == "r"))
-    return Group._from_metadata(s, p, metadata, zmetadata, read_only=(mode == "r"), use_consolidated=use_consolidated)
+        return Array(s, p, metadata, read_only=(mode == "r"), cache=cache)
+    return Group._from_metadata(s, p, metadata, zmetadata, read_only=(mode == "r"), use_consolidated=use_consolidated,
+                                cache=cache)
 
 
 __all__ = ["create_array", "create_group", "open", "open_array", "open_group"]

@@ -39,6 +39,7 @@ from ..errors import CodecError, SelectionError, at_key
 from ..metadata.chunk_key_encoding import decode_chunk_key, encode_chunk_key
 from ..metadata.v3 import ArrayMetadataV3
 from ..stores.abc import Store
+from .cache_hook import ChunkCache
 from .concurrency import for_each_batch, map_chunks
 from .locks import locked
 from .values import ElementForm
@@ -98,11 +99,16 @@ class Member:
 class ChunkIO:
     """Reads and writes the chunks of one array (see the module docstring)."""
 
-    def __init__(self, store: Store, path: str, metadata: ArrayMetadataV3, *, write_empty_chunks: bool = False):
+    def __init__(
+        self, store: Store, path: str, metadata: ArrayMetadataV3, *, write_empty_chunks: bool = False,
+        cache: ChunkCache | None = None,
+    ):
         self.store = store
         self.path = path
         self.metadata = metadata
         self.write_empty_chunks = write_empty_chunks
+        self.cache = cache
+        """Decoded (inner) chunks are read through it when given (see :meth:`read_chunk_shape`)."""
         self.chain = CodecChain.from_json(metadata.codecs)
         self.grid = RegularChunkGrid(metadata.shape, metadata.chunk_shape)
         self.spec = ChunkSpec(metadata.chunk_shape, metadata.data_type, metadata.fill_value)
@@ -130,6 +136,12 @@ class ChunkIO:
     def chunk_shape(self) -> Shape:
         """Shape of the read/write unit: inner chunks of a shard, else chunks."""
         return self.inner.shape if self.inner is not None else self.grid.chunk_shape
+
+    @property
+    def read_chunk_shape(self) -> Shape:
+        """The chunk grid read indexers use: the cache's unit (inner chunks
+        of a shard) when reads go through a cache, else the stored chunks."""
+        return self.chunk_shape if self.cache is not None else self.grid.chunk_shape
 
     def key(self, coords: ChunkCoords) -> str:
         """The store key of the stored chunk at grid ``coords``."""
@@ -169,10 +181,12 @@ class ChunkIO:
     def indexer(self, selection: Any, *, max_arrays: int | None = None) -> OrthogonalIndexer:
         return OrthogonalIndexer(selection, self.shape, self.grid.chunk_shape, max_arrays=max_arrays)
 
-    def point_indexer(self, selection: Any) -> PointIndexer:
+    def point_indexer(self, selection: Any, *, write: bool = False) -> PointIndexer:
         """A pointwise (numpy advanced) selection, grouped by the read unit
-        (inner chunks of a shard), so partial reads stay inside them."""
-        return PointIndexer(selection, self.shape, self.grid.chunk_shape, self.chunk_shape)
+        (inner chunks of a shard), so partial reads stay inside them; a
+        write's projections address stored chunks, a cached read's the unit."""
+        chunks = self.grid.chunk_shape if write else self.read_chunk_shape
+        return PointIndexer(selection, self.shape, chunks, self.chunk_shape)
 
     # -- reading -------------------------------------------------------
     def read(self, indexer: Indexer, out: np.ndarray | None = None) -> Any:
@@ -214,7 +228,12 @@ class ChunkIO:
         """Scatter the chunks of ``projections`` into ``out`` (shaped like the
         selection; flattened for point selections). Projections into one
         stored chunk (points in several inner chunks of a shard) share one
-        fetch, or one partial decoder and so one index read."""
+        fetch, or one partial decoder and so one index read. With a cache,
+        projections address (inner) chunks, taken from the cache or read and
+        kept there (:meth:`_read_cached`)."""
+        if self.cache is not None:
+            self._read_cached(out, self.cache, projections)
+            return
         by_key: dict[str, list[Projection]] = {}
         for proj in projections:
             by_key.setdefault(self.key(proj.chunk_coords), []).append(proj)
@@ -228,6 +247,69 @@ class ChunkIO:
                     self._scatter_part(out, key, group)
 
         for_each_batch(read_batch, list(by_key.items()))
+
+    def _read_cached(self, out: np.ndarray, cache: ChunkCache, projections: Iterable[Projection]) -> None:
+        """Scatter decoded (inner) chunks from ``cache`` into ``out``; the
+        missing ones are read in batches with :meth:`read_chunks` (one index
+        read per shard) and kept, read-only, unless a write invalidated
+        anything meanwhile."""
+        per = tuple(o // u for o, u in zip(self.grid.chunk_shape, self.chunk_shape))
+        by_outer: dict[ChunkCoords, dict[ChunkCoords, list[Projection]]] = {}
+        for proj in projections:
+            outer = tuple(c // p for c, p in zip(proj.chunk_coords, per))
+            by_outer.setdefault(outer, {}).setdefault(proj.chunk_coords, []).append(proj)
+
+        def read_batch(batch: list[dict[ChunkCoords, list[Projection]]]) -> None:
+            # A batch holds whole stored chunks, so a shard's index is read once.
+            units = [item for group in batch for item in group.items()]
+            chunks: dict[ChunkCoords, Any] = {}
+            missing = []
+            for coords, _ in units:
+                try:
+                    chunks[coords] = cache[self._cache_key(coords)]
+                except KeyError:
+                    missing.append(coords)
+            if missing:
+                version = cache.version
+                for coords, chunk in zip(missing, self.read_chunks(missing)):
+                    if isinstance(chunk, np.ndarray):
+                        chunk.setflags(write=False)
+                    cache.store_if_current(self._cache_key(coords), chunk, version)
+                    chunks[coords] = chunk
+            for coords, group in units:
+                chunk = chunks[coords]
+                for proj in group:
+                    block = chunk[(*proj.chunk_selection, Ellipsis)].reshape(proj.out_block_shape)
+                    out[proj.out_selection] = block[()] if block.ndim == 0 else block
+
+        for_each_batch(read_batch, list(by_outer.values()), max_batch=64)
+
+    def _cache_key(self, coords: ChunkCoords) -> tuple[Any, ...]:
+        return (*self._cache_prefix, coords)
+
+    @property
+    def _cache_prefix(self) -> tuple[Any, ...]:
+        """The node's part of its chunks' cache keys: store, path, shape and
+        chunk shape (an edge chunk's region depends on the shape)."""
+        return (self._lock_token, self.path, self.shape, self.chunk_shape)
+
+    def forget(self, coords: Iterable[ChunkCoords]) -> None:
+        """Drop the cached (inner) chunks of the stored chunks at ``coords``."""
+        cache = self.cache
+        if cache is None:
+            return
+        per = tuple(o // u for o, u in zip(self.grid.chunk_shape, self.chunk_shape))
+        keys = []
+        for outer in coords:
+            first = tuple(o * p for o, p in zip(outer, per))
+            for offset in np.ndindex(per):
+                keys.append(self._cache_key(tuple(f + i for f, i in zip(first, offset))))
+        cache.discard(keys)
+
+    def forget_all(self) -> None:
+        """Drop every cached chunk of this array (its shape changed)."""
+        if self.cache is not None:
+            self.cache.discard_prefix(self._cache_prefix)
 
     def _reads_partially(self, group: list[Projection]) -> bool:
         """Read only part of this chunk? When the chain can and the chunk is
@@ -384,6 +466,7 @@ class ChunkIO:
         with locked(self._lock_token, needs_old):
             for_each_batch(encode_batch, list(by_key))
             for_each_batch(self._store_batch, encoded)
+        self.forget({b.projection.chunk_coords for b in blocks})
 
     def _chunk_write(self, b: BlockWrite) -> ChunkWrite:
         proj = b.projection
@@ -427,13 +510,16 @@ class ChunkIO:
 
     @property
     def _lock_token(self) -> Hashable:
-        return self.store.url or id(self.store)
+        """The store's identity: equal for two store objects over the same data,
+        so their writers share per-key locks and cache entries."""
+        return self.store.identity
 
     # -- shape changes -------------------------------------------------
     def trim(self, new_shape: Shape) -> None:
         """Make the store fit ``new_shape``: chunks wholly outside it are
         deleted; chunks it cuts get the fill value past the new edge (so
         growing again later shows fill, never stale data)."""
+        self.forget_all()
         new_grid = RegularChunkGrid(new_shape, self.grid.chunk_shape)
         chunk = self.grid.chunk_shape
         for key, coords in self.stored_keys():

@@ -14,7 +14,7 @@ values).
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
-from typing import Iterable, Iterator, Sequence
+from typing import Hashable, Iterable, Iterator, Sequence
 
 from ..core.byte_range import ByteRequest
 from ..errors import InvalidKeyError, KeyNotFoundError, ReadOnlyError
@@ -181,6 +181,13 @@ class Store(ABC):
     def url(self) -> str | None:
         """A URL that reopens this store in another process, if there is one."""
         return None
+
+    @property
+    def identity(self) -> Hashable:
+        """Equal for two store objects over the same data (the URL, else this
+        object): what per-key locks and cache keys name the store by."""
+        url = self.url
+        return url if url is not None else ("object", id(self))
 
     @property
     def display_name(self) -> str:

@@ -15,7 +15,7 @@ b'{}'
 from __future__ import annotations
 
 import threading
-from typing import Any, Iterator, MutableMapping
+from typing import Any, Hashable, Iterator, MutableMapping
 
 from ..core.byte_range import ByteRequest, SuffixRequest, slice_bytes
 from ..errors import KeyNotFoundError
@@ -57,6 +57,11 @@ class MemoryStore(Store):
         self._data: MutableMapping[str, bytes] = {} if dict is None else dict
         self._lock = threading.Lock()
         self.read_only = read_only
+
+    @property
+    def identity(self) -> Hashable:
+        """The backing dict: stores over one dict share locks and cache entries."""
+        return ("memory", id(self._data))
 
     def get(self, key: str, byte_range: ByteRequest | None = None) -> bytes | None:
         validate_key(key)
