@@ -256,7 +256,7 @@ def test_field_and_newaxis_steps():
 
 
 def test_a_list_index_is_an_index_array_and_the_mask_is_copied():
-    va, closure = lazy(np.arange(6))
+    va, _ = lazy(np.arange(6))
     mask = np.array([True, False] * 3)
     sel = va[mask]
     mask[:] = True  # changing the caller's mask afterwards changes nothing
