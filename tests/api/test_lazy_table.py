@@ -11,7 +11,9 @@ from __future__ import annotations
 
 import gc
 import pickle
+import re
 import weakref
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -165,3 +167,11 @@ def test_a_table_over_stored_arrays_pickles_with_its_shared_selection(tmp_path):
     back = pickle.loads(pickle.dumps(sel))
     assert back["a"].steps[-1] is back["b"].steps[-1]
     assert back.to_dict()["b"].tolist() == [14, 16, 18]
+
+
+def test_the_event_selection_example_in_docs_prints_what_it_says(capsys):
+    """docs/lazy.md's numbers (chunks read, bytes held) are what its code prints."""
+    text = (Path(__file__).resolve().parents[2] / "docs" / "lazy.md").read_text(encoding="utf-8")
+    code, printed = re.search(r"```python\n(.*?)```\n\nprints\n\n```\n(.*?)```", text, re.DOTALL).groups()
+    exec(compile(code, "docs/lazy.md", "exec"), {})  # noqa: S102 -- the docs example, as written
+    assert capsys.readouterr().out == printed
