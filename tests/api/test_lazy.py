@@ -306,6 +306,17 @@ def test_a_root_keeps_its_data_in_the_cache_under_its_persistent_key():
     assert closure.calls == 2
 
 
+def test_cached_data_is_read_only_and_the_closures_array_is_untouched():
+    data = np.arange(4.0)
+    va = VirtualArray(lambda: data, (4,), "f8", cache=Cache(1 << 10), persistent_key="k")
+    got = np.asarray(va)
+    with pytest.raises(ValueError, match="read-only"):
+        got[0] = 1
+    assert data.flags.writeable
+    with pytest.raises(TypeError, match="no data to write into"):
+        np.add(data, 1, out=va)
+
+
 def test_without_a_cache_nothing_is_kept():
     va, closure = lazy(np.arange(4))
     sel = va[1:]

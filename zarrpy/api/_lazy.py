@@ -231,16 +231,27 @@ class VirtualArray(NDArrayOperatorsMixin):
     def materialize(self) -> Any:
         """The data: from the cache, else ``closure()`` (stored in the cache if there is one).
 
-        Raises ValueError naming this array if the closure's result does not
-        have the declared shape.
+        A numpy result kept in the cache is a read-only view, shared by every
+        reader. Raises ValueError naming this array if the closure's result
+        does not have the declared shape.
         """
         if self._cache is not None:
-            data = self._cache.get_or_load(self.persistent_key, self._closure)
+            data = self._cache.get_or_load(self.persistent_key, self._load_shared)
         else:
             data = self._closure()
         got = tuple(getattr(data, "shape", np.shape(data)))
         if got != self._shape:
             raise ValueError(f"the closure of {self!r} returned data of shape {got}")
+        return data
+
+    def _load_shared(self) -> Any:
+        """``closure()`` as the cache keeps it: a numpy result becomes a
+        read-only view (the closure's own array keeps its flags), so no
+        reader can change what the others get."""
+        data = self._closure()
+        if isinstance(data, np.ndarray):
+            data = data.view()
+            data.setflags(write=False)
         return data
 
     def _materialized_item(self, key: Any) -> Any:
@@ -262,9 +273,9 @@ class VirtualArray(NDArrayOperatorsMixin):
         return np.array(data, dtype=dtype, copy=True) if copy else np.asarray(data, dtype=dtype)
 
     def __array_ufunc__(self, ufunc: np.ufunc, method: str, *inputs: Any, **kwargs: Any) -> Any:
+        if any(isinstance(x, VirtualArray) for x in kwargs.get("out", ())):
+            raise TypeError(f"{ufunc.__name__}(out=...): a VirtualArray holds no data to write into")
         inputs = tuple(_concrete(x) for x in inputs)
-        if "out" in kwargs:
-            kwargs["out"] = tuple(_concrete(x) for x in kwargs["out"])
         return getattr(ufunc, method)(*inputs, **kwargs)
 
     def __array_function__(self, func: Any, types: Any, args: Any, kwargs: Any) -> Any:
