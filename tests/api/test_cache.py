@@ -215,3 +215,24 @@ def test_reads_through_a_small_cache_equal_numpy_between_writes(layout, ops, cap
         np.testing.assert_array_equal(cached[sel], ref[sel])
         assert cached.cache.nbytes <= cap
     np.testing.assert_array_equal(cached[...], ref)
+
+
+@pytest.mark.parametrize("shards", [None, (16, 16)], ids=["chunks", "shards"])
+def test_the_block_api_reads_through_the_cache_too(shards):
+    store, data = _stored(shards)
+    cache = Cache(1 << 20)
+    a = zarrpy.open_array(store, mode="r+", cache=cache)
+    a[0:8, 0:16]  # chunks (0, 0) and (0, 1) now cached
+    store.reset()
+    got = a.read_chunks([(0, 1), (0, 0), (0, 1)])
+    assert store.requests == 0
+    np.testing.assert_array_equal(got[0], data[0:8, 8:16])
+    np.testing.assert_array_equal(got[1], data[0:8, 0:8])
+    got[0][...] = 0  # results are the caller's own arrays
+    np.testing.assert_array_equal(a.read_chunk((0, 1)), data[0:8, 8:16])
+    a.read_chunk((4, 4))  # a miss: read once and kept
+    store.reset()
+    np.testing.assert_array_equal(a.read_chunk((4, 4)), data[32:40, 32:40])
+    assert store.requests == 0
+    a.write_chunks({(4, 4): np.full((8, 8), 5, "int32")})
+    np.testing.assert_array_equal(a[32:40, 32:40], 5)

@@ -271,7 +271,7 @@ class ChunkIO:
                     missing.append(coords)
             if missing:
                 version = cache.version
-                for coords, chunk in zip(missing, self.read_chunks(missing)):
+                for coords, chunk in zip(missing, self._load_chunks(missing)):
                     if isinstance(chunk, np.ndarray):
                         chunk.setflags(write=False)
                     cache.store_if_current(self._cache_key(coords), chunk, version)
@@ -389,7 +389,31 @@ class ChunkIO:
 
     def read_chunks(self, coords_list: Sequence[ChunkCoords]) -> list[np.ndarray]:
         """The region of each (inner) chunk, in the order asked; chunks in one
-        stored object share one index read and one batched fetch."""
+        stored object share one index read and one batched fetch. With a
+        cache, cached chunks come from it (copied: results are the caller's)
+        and the others are kept there."""
+        cache = self.cache
+        if cache is None:
+            return self._load_chunks(coords_list)
+        coords_list = [tuple(int(c) for c in coords) for coords in coords_list]
+        results: list[Any] = [None] * len(coords_list)
+        missing: dict[ChunkCoords, list[int]] = {}
+        for i, coords in enumerate(coords_list):
+            try:
+                results[i] = np.array(cache[self._cache_key(coords)])
+            except KeyError:
+                missing.setdefault(coords, []).append(i)
+        if missing:
+            version = cache.version
+            for coords, chunk in zip(missing, self._load_chunks(list(missing))):
+                for i in missing[coords]:
+                    results[i] = np.array(chunk)
+                if isinstance(chunk, np.ndarray):
+                    chunk.setflags(write=False)
+                cache.store_if_current(self._cache_key(coords), chunk, version)
+        return results
+
+    def _load_chunks(self, coords_list: Sequence[ChunkCoords]) -> list[np.ndarray]:
         results: list[Any] = [None] * len(coords_list)
         groups = self.members(coords_list)
 
