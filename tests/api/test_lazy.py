@@ -23,6 +23,7 @@ import zarrpy
 from tests.test_array_sharding import CountingStore
 from zarrpy.cache import Cache
 from zarrpy.lazy import SlicedClosure, StoredClosure, VirtualArray, virtual
+from zarrpy.stores.memory import MemoryStore
 
 
 class Counted:
@@ -195,8 +196,11 @@ def test_persistent_key_is_the_store_url_and_path(tmp_path):
     va = virtual(a)
     assert va.parameters == {"__persistent_key__": a.store.url.rstrip("/") + "/muons/pt"}
     assert va[1:].parameters == {"__persistent_key__": None}  # a sliced array names no data of its own
-    mem = zarrpy.create_array({}, name="pt", shape=(3,), dtype="f4")
-    assert virtual(mem).persistent_key.startswith("<MemoryStore 0x")  # process-local: no URL reaches it
+    backing: dict[str, bytes] = {}
+    mem = zarrpy.create_array(MemoryStore(backing), name="pt", shape=(3,), dtype="f4")
+    key = virtual(mem).persistent_key
+    assert key.startswith("<MemoryStore ") and key.endswith(">/pt")  # process-local: no URL reaches it
+    assert virtual(zarrpy.open_array(MemoryStore(backing), path="pt")).persistent_key == key  # same data
 
 
 # -- what materialises --------------------------------------------------------------------

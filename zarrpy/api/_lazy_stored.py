@@ -64,11 +64,13 @@ class StoredClosure:
 def stored_key(array: Array) -> str:
     """The persistent key of a stored array: its store's URL and its path.
 
-    A store without a URL (a MemoryStore) is named by the object's id,
-    which is unique only within this process while the store lives.
+    A store without a URL is named by its :attr:`~zarrpy.stores.abc.Store.identity`
+    (a MemoryStore: its backing dict's id), which holds only within this
+    process while the store lives.
     """
-    url = array.store.url
-    base = url.rstrip("/") if url is not None else f"<{type(array.store).__name__} {id(array.store):#x}>"
+    store = array.store
+    url = store.url
+    base = url.rstrip("/") if url is not None else f"<{type(store).__name__} {store.identity!r}>"
     return f"{base}/{array.path}" if array.path else base
 
 
