@@ -12,6 +12,8 @@ from __future__ import annotations
 
 import gc
 import pickle
+import subprocess
+import sys
 import weakref
 
 import numpy as np
@@ -376,3 +378,21 @@ def test_closures_pickle_only_if_they_do():
 def test_virtual_refuses_what_is_not_a_node():
     with pytest.raises(TypeError, match="Array or zarrpy.Group, got ndarray"):
         virtual(np.arange(3))
+
+
+def test_a_pickled_chain_materialises_in_another_process(tmp_path):
+    """What a dask worker does: unpickle, read only what the chain selects."""
+    a = zarrpy.create_array(str(tmp_path / "x.zarr"), shape=(30,), dtype="i4", chunks=(10,), data=np.arange(30))
+    (tmp_path / "sel.pkl").write_bytes(pickle.dumps(virtual(a)[12:30][np.arange(18) % 5 == 0]))
+    code = "import pickle, sys; print(pickle.loads(open(sys.argv[1], 'rb').read()).tolist())"
+    out = subprocess.run([sys.executable, "-c", code, str(tmp_path / "sel.pkl")], capture_output=True, text=True,
+                         check=True).stdout
+    assert out.strip() == "[12, 17, 22, 27]"
+
+
+def test_the_public_module():
+    import zarrpy.lazy
+
+    assert zarrpy.virtual is zarrpy.lazy.virtual
+    assert zarrpy.VirtualArray is zarrpy.lazy.VirtualArray and zarrpy.VirtualTable is zarrpy.lazy.VirtualTable
+    assert zarrpy.lazy.PERSISTENT_KEY == "__persistent_key__"
