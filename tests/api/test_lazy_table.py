@@ -152,6 +152,10 @@ def test_table_selections_by_slice_index_and_virtual_mask():
     assert table[np.array([5, 0])]["pt"].tolist() == [25.0, 5.0]
     assert table[::-2]["q"].tolist() == [-1, 1, -1]
     assert "pt" in table and list(table) == ["pt", "q"]
+    some = hard[["q"]]
+    assert some.fields == ["q"] and some.steps == hard.steps and some.to_dict()["q"].tolist() == [-1, 1, -1]
+    with pytest.raises(KeyError, match=r"no fields \['eta'\]"):
+        table[["pt", "eta"]]
     with pytest.raises(KeyError, match="no field 'eta'"):
         table["eta"]
     for bad in (3, None, (slice(None), 0), np.ones(5, dtype=bool)):

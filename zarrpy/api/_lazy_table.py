@@ -89,12 +89,18 @@ class VirtualTable:
         return f"<zarrpy.VirtualTable {self._length} rows, fields {self.fields}>"
 
     def __getitem__(self, key: Any) -> Any:
-        """A field (``table["pt"]``: a VirtualArray), or a new table with one
-        more shared row selection (a slice, a 1-D boolean mask, a 1-D integer
+        """A field (``table["pt"]``: a VirtualArray), a table of some fields
+        (``table[["pt", "eta"]]``, same rows), or a new table with one more
+        shared row selection (a slice, a 1-D boolean mask, a 1-D integer
         array; a VirtualArray mask is materialised first).
 
         Raises KeyError for an unknown field, SelectionError for any other key.
         """
+        if isinstance(key, list) and key and all(isinstance(name, str) for name in key):
+            missing = [name for name in key if name not in self._roots]
+            if missing:
+                raise KeyError(f"no fields {missing} in a table of fields {self.fields}")
+            return VirtualTable({name: self._roots[name] for name in key}, steps=self._steps)
         if isinstance(key, str):
             try:
                 va = self._roots[key]
