@@ -6,11 +6,13 @@ The store traffic is measured with :class:`CountingStore`, a wrapper of
 ``get`` is one request and a ``get_partial_values`` call with at least one
 (key, range) is ONE request however many ranges it batches (an empty batch is
 counted apart, not as a request). It also counts the bytes it returns and the
-``set`` and ``delete`` calls.
+``set`` and ``delete`` calls, and size requests (``getsize``: a stat, a
+HEAD), which count as requests too.
 
 What DESIGN.md ("Sharding") promises and these tests hold zarrpy to:
-reading part of a shard costs one index read plus one batched read of the
-inner chunks needed; a write reads each shard at most once and writes it
+reading part of a shard costs one size request (the index is checked
+against the shard's length before anything else is read), one index read
+plus one batched read of the inner chunks needed; a write reads each shard at most once and writes it
 once, not at all when the write covers it whole; untouched inner chunks keep
 their encoded bytes; inner chunks of fill values are left out and a shard left
 all fill is deleted; a corrupt shard is an error naming its key.
@@ -57,11 +59,13 @@ class CountingStore(Store):
             self.nbytes = 0
             self.sets: Counter[str] = Counter()
             self.deletes: Counter[str] = Counter()
+            self.sizes: Counter[str] = Counter()  # size requests (a stat, a HEAD) per key
 
     # -- counters -------------------------------------------------------
     @property
     def requests(self) -> int:
-        return sum(self.gets.values()) + self.batches
+        """Every request: single reads, batches and size requests."""
+        return sum(self.gets.values()) + self.batches + sum(self.sizes.values())
 
     def reads_of(self, key: str) -> int:
         """Requests that fetched (any part of) ``key``."""
@@ -78,6 +82,11 @@ class CountingStore(Store):
             self.gets[key] += 1
             self.nbytes += 0 if value is None else len(value)
         return value
+
+    def getsize(self, key):
+        with self._counts_lock:
+            self.sizes[key] += 1
+        return self.inner.getsize(key)
 
     def get_partial_values(self, requests):
         requests = list(requests)
@@ -176,7 +185,7 @@ def _shard_keys(store: CountingStore) -> set[str]:
     (slice(9, 12), slice(17, 23)),  # part of one inner chunk
     (10, 20),  # one element
 ], ids=["whole-inner", "part-inner", "element"])
-def test_reading_one_inner_chunk_costs_two_requests_and_only_its_bytes(location, sel):
+def test_reading_one_inner_chunk_costs_two_reads_and_only_its_bytes(location, sel):
     store, a = make_array(location=location)
     data = _data(a.shape)
     a[...] = data
@@ -184,7 +193,8 @@ def test_reading_one_inner_chunk_costs_two_requests_and_only_its_bytes(location,
     store.reset()
     got = a[sel]
     np.testing.assert_array_equal(got, data[sel])
-    assert store.requests == 2, (store.gets, store.batches)
+    # a size request, then the index and the inner chunk
+    assert store.requests == 3 and dict(store.sizes) == {"c/0/0": 1}, (store.gets, store.batches)
     assert store.reads_of("c/0/0") == 2
     assert store.nbytes == index_nbytes(a) + len(chunk_bytes)
     assert store.set_calls == 0
@@ -196,7 +206,7 @@ def test_reading_one_inner_chunk_costs_two_requests_and_only_its_bytes(location,
     ((slice(3, 29, 5), slice(1, 31, 7)), "basic"),  # strided: every inner chunk, none whole
     (([1, 20, 3], [30, 3]), "oindex"),  # scattered, unsorted, repeated chunks
 ], ids=["block", "strided", "oindex"])
-def test_reading_k_inner_chunks_of_one_shard_costs_two_requests(location, sel, how):
+def test_reading_k_inner_chunks_of_one_shard_costs_two_reads(location, sel, how):
     store, a = make_array(location=location)
     data = _data(a.shape, seed=1)
     a[...] = data
@@ -206,31 +216,32 @@ def test_reading_k_inner_chunks_of_one_shard_costs_two_requests(location, sel, h
     else:
         got, expected = a[sel], data[sel]
     np.testing.assert_array_equal(got, expected)
-    assert store.requests == 2
+    assert store.requests == 3 and dict(store.sizes) == {"c/0/0": 1}  # size, index, one batch
     assert store.reads_of("c/0/0") == 2
     assert store.nbytes <= len(store.raw("c/0/0"))
 
 
-def test_partial_reads_across_shards_cost_two_requests_per_shard():
+def test_partial_reads_across_shards_cost_two_reads_per_shard():
     store, a = make_array(shape=(70, 70))  # 3x3 shards, edge shards 6 wide
     data = _data(a.shape, seed=2)
     a[...] = data
     store.reset()
     sel = (slice(5, 67, 2), slice(30, 66))  # cuts all 9 shards, none whole
     np.testing.assert_array_equal(a[sel], data[sel])
-    assert store.requests == 2 * 9
-    assert all(store.reads_of(f"c/{i}/{j}") == 2 for i in range(3) for j in range(3))
+    assert store.requests == 3 * 9  # a size request and two reads per shard
+    assert all(store.reads_of(f"c/{i}/{j}") == 2 and store.sizes[f"c/{i}/{j}"] == 1
+               for i in range(3) for j in range(3))
 
 
 def test_reading_missing_shards_and_empty_inner_chunks():
     store, a = make_array()
     a[40:48, 40:48] = 7  # one inner chunk of shard c/1/1
     store.reset()
-    np.testing.assert_array_equal(a[0:20, 0:20], 0)  # missing shard: one index read, nothing else
-    assert store.requests == 1 and store.nbytes == 0
+    np.testing.assert_array_equal(a[0:20, 0:20], 0)  # missing shard: one size request, nothing read
+    assert store.requests == 1 and dict(store.sizes) == {"c/0/0": 1} and store.nbytes == 0
     store.reset()
-    np.testing.assert_array_equal(a[33:39, 33:39], 0)  # stored shard, empty inner chunk: index only
-    assert store.requests == 1 and store.nbytes == index_nbytes(a)
+    np.testing.assert_array_equal(a[33:39, 33:39], 0)  # stored shard, empty inner chunk: size and index only
+    assert store.requests == 2 and store.nbytes == index_nbytes(a)
 
 
 def test_reading_whole_shards_fetches_each_once():
@@ -378,10 +389,21 @@ def _corrupt(kind: str, raw: bytes) -> bytes:
     if kind == "half-empty":
         entries[2] = (entries[2][0], 2**64 - 1)
         return _with_entries(raw, entries)
+    # The probe's hostile entries, refused by partial reads too (before any range is read):
+    if kind == "huge-nbytes":  # was a MemoryError
+        entries[0] = (entries[0][0], 2**62)
+        return _with_entries(raw, entries)
+    if kind == "wrapping-nbytes":  # was an OverflowError
+        entries[0] = (entries[0][0], 2**64 - 2)
+        return _with_entries(raw, entries)
+    if kind == "into-the-index":  # returned the index bytes as array data
+        entries[0] = (len(raw) - k, entries[0][1])
+        return _with_entries(raw, entries)
     raise AssertionError(kind)
 
 
-CORRUPTIONS = ["truncated", "shorter-than-index", "data-cut-out", "index-crc", "past-the-end", "overlap", "half-empty"]
+CORRUPTIONS = ["truncated", "shorter-than-index", "data-cut-out", "index-crc", "past-the-end", "overlap", "half-empty",
+               "huge-nbytes", "wrapping-nbytes", "into-the-index"]
 OPERATIONS = {
     "read-whole": lambda a: a[0:16, 0:16],
     "read-part": lambda a: a[9:12, 9:12],
@@ -532,7 +554,7 @@ def test_read_chunks_reads_each_shard_once():
     a.read_chunks(READ_CHUNKS)
     for key in READ_CHUNKS_SHARDS:
         assert store.batch_keys[key] <= 1, f"{key}: read {store.batch_keys[key]} times for its inner chunks"
-    assert store.requests == 2 * len(READ_CHUNKS_SHARDS)
+    assert store.requests == 3 * len(READ_CHUNKS_SHARDS)  # size, index, one batch per shard
 
 
 def test_read_chunks_of_missing_shards_and_empty_inner_chunks_are_fill():

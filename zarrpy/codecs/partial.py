@@ -103,6 +103,10 @@ class ByteReader(Protocol):
 
     def read_many(self, requests: Sequence[ByteRequest | None]) -> list[bytes | None]: ...
 
+    # Optional: ``size() -> int | None``, the value's length (None: missing)
+    # without reading it. A shard checks its index against it before any
+    # inner chunk is read; readers without it skip that check.
+
 
 class RangeReader:
     """A :class:`~zarrpy.codecs.abc.ByteReader` of bytes ``[offset, offset+length)``
@@ -136,6 +140,10 @@ class RangeReader:
             return list(read_many(translated))
         return [self.parent(r) for r in translated]
 
+    def size(self) -> int:
+        """The range's length: what a nested shard checks its index against."""
+        return self.length
+
 
 class BytesReader:
     """A :class:`~zarrpy.codecs.abc.ByteReader` of bytes already in memory
@@ -151,6 +159,9 @@ class BytesReader:
 
     def read_many(self, requests: Sequence[ByteRequest | None]) -> list[bytes | None]:
         return [self(r) for r in requests]
+
+    def size(self) -> int | None:
+        return None if self.value is None else len(self.value)
 
 
 class WholeBytesDecoder:

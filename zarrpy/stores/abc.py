@@ -65,6 +65,13 @@ class KeyReader:
     def read_many(self, requests: Sequence[ByteRequest | None]) -> list[bytes | None]:
         return self.store.get_partial_values([(self.key, r) for r in requests])
 
+    def size(self) -> int | None:
+        """The value's length (one size request, no data), or None when it is missing."""
+        try:
+            return self.store.getsize(self.key)
+        except KeyNotFoundError:
+            return None
+
 
 class Store(ABC):
     """A key-value store of bytes."""

@@ -8,9 +8,13 @@ at most one batched ``read.read_many`` for the inner chunks the selection
 touches. Byte ranges separated by at most ``max_gap_nbytes`` are merged into
 one request, and each inner chunk is sliced out of it afterwards.
 
-Reading the index alone, the decoder does not know the shard's length, so an
-index entry that runs past the end shows up when its inner chunk is read (a
-short read: :class:`~zarrpy.errors.ChunkDecodeError`), not before.
+The index is checked against the shard's length before any inner chunk is
+read: the decoder asks its reader for the length (``reader.size()``: a stat,
+a dict length, a HEAD request) and then reads the index by an explicit
+range, so an entry past the end, into the index or over another entry is a
+:class:`~zarrpy.errors.ChunkDecodeError`, never an allocation of what it
+claims. A reader that cannot tell the length (none of zarrpy's) leaves that
+to the short read of the inner chunk.
 """
 
 from __future__ import annotations
@@ -21,7 +25,7 @@ from typing import Any, Sequence
 import numpy as np
 
 from ...core.array_bytes import ArrayBytes
-from ...core.byte_range import RangeRequest, ShortRead, SuffixRequest, read_coalesced
+from ...core.byte_range import ByteRequest, RangeRequest, ShortRead, SuffixRequest, read_coalesced
 from ...errors import ChunkDecodeError
 from ..partial import ArrayPartialDecoder, DecodeOptions, RangeReader
 from ...core.indexing import ChunkProjection, OrthogonalIndexer
@@ -66,15 +70,27 @@ class ShardPartialDecoder(ArrayPartialDecoder):
         if not self._loaded:
             layout = self.layout
             k = layout.index_nbytes
-            raw = self._read(RangeRequest(0, k) if layout.index_at_start else SuffixRequest(k))
+            size = getattr(self._read, "size", None)
+            total: int | None = size() if size is not None else None
+            if size is not None and total is None:
+                self._loaded = True  # missing shard: no read at all
+                return None
+            if total is not None and total < k:
+                raise ChunkDecodeError(f"codec {NAME!r}: shard of {total} bytes is shorter than its {k}-byte index")
+            if layout.index_at_start:
+                request: ByteRequest = RangeRequest(0, k)
+            else:
+                request = RangeRequest(total - k, total) if total is not None else SuffixRequest(k)
+            raw = self._read(request)
             if raw is not None:
                 if len(raw) < k:
                     raise ChunkDecodeError(
                         f"codec {NAME!r}: shard of {len(raw)} bytes is shorter than its {k}-byte index"
                     )
-                self._index = layout.decode_index(
-                    bytes(raw), 0 if layout.index_at_start else None, None
-                )
+                # Checked against the shard's length (when the reader knows it) before any
+                # inner chunk is read: no entry may run past the end or into the index.
+                offset = 0 if layout.index_at_start else None if total is None else total - k
+                self._index = layout.decode_index(bytes(raw), offset, total)
             self._loaded = True
         return self._index
 
