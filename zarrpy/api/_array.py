@@ -7,6 +7,7 @@ touches both the store and the codecs.
 
 from __future__ import annotations
 
+import itertools
 import math
 from typing import Any, Callable, Iterable, Mapping, Sequence
 
@@ -28,6 +29,11 @@ from ..stores.abc import Store
 from ._buffer_fit import Buffer, read_into
 from ._info import ArrayInfo
 from ._node import ARRAY_METADATA, Node, location, read_metadata
+
+
+WRITE_BATCH = 4096
+"""Chunks a write plans and encodes at a time: bounds the memory of writes
+over huge regions (a larger write is not all-or-nothing across batches)."""
 
 
 class Array(Node[ArrayMetadata]):
@@ -435,7 +441,11 @@ class Array(Node[ArrayMetadata]):
         value = self._coerce(value, indexer.shape)
         if indexer.flat_output:
             value = value.reshape(-1)
-        self._io.write([BlockWrite(p, value[(*p.out_selection, Ellipsis)]) for p in indexer])
+        blocks = (BlockWrite(p, value[(*p.out_selection, Ellipsis)]) for p in indexer)
+        # A write of up to WRITE_BATCH chunks encodes every chunk before storing the first
+        # (all or nothing); a larger one streams batch by batch in bounded memory.
+        while batch := list(itertools.islice(blocks, WRITE_BATCH)):
+            self._io.write(batch)
 
     # -- shape changes -------------------------------------------------
     def resize(self, *new_shape: int | Sequence[int]) -> None:

@@ -14,6 +14,8 @@ def parse_json_document(raw: bytes, key: str) -> dict[str, Any]:
         doc = json.loads(raw)
     except (UnicodeDecodeError, json.JSONDecodeError) as exc:
         raise MetadataError(f"{key!r}: not valid JSON: {exc}") from None
+    except RecursionError:
+        raise MetadataError(f"{key!r}: JSON nested too deeply to be metadata") from None
     if not isinstance(doc, dict):
         raise MetadataError(f"{key!r}: expected a JSON object, got {type(doc).__name__}")
     return doc

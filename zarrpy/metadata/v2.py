@@ -67,6 +67,7 @@ from typing import Any, Mapping
 import numpy as np
 
 from ..core.paths import ZARRAY_KEY, ZATTRS_KEY, ZGROUP_KEY
+from ..core.limits import check_shape
 from ..errors import MetadataError
 from ._parse import dump_json_document, parse_attributes, parse_json_document, parse_shape
 from ._v2_types import dtype_to_json_v2, encode_fill_value_v2, parse_dtype_v2, parse_fill_value_v2
@@ -149,6 +150,8 @@ class ArrayMetadataV2:
         set_ = object.__setattr__
         set_(self, "shape", parse_shape(list(self.shape), "shape"))
         set_(self, "chunks", parse_shape(list(self.chunks), "chunks", positive=True))
+        check_shape(self.shape, "shape")
+        check_shape(self.chunks, "chunks")
         if len(self.chunks) != len(self.shape):
             raise MetadataError(f"chunks: has {len(self.chunks)} dimensions but shape has {len(self.shape)}")
         if self.order not in ("C", "F"):

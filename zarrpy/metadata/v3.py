@@ -11,6 +11,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from ..core.dtypes import DataType
+from ..core.limits import check_shape
 from ..errors import MetadataError
 from ._parse import (
     dump_json_document,
@@ -133,6 +134,8 @@ class ArrayMetadataV3:
     node_type = "array"
 
     def __post_init__(self) -> None:
+        check_shape(self.shape, "shape")
+        check_shape(self.chunk_shape, "chunk_grid.chunk_shape")
         if len(self.chunk_shape) != len(self.shape):
             raise MetadataError(
                 f"chunk_grid.chunk_shape: has {len(self.chunk_shape)} dimensions but shape has {len(self.shape)}"

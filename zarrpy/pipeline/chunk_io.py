@@ -32,10 +32,11 @@ from ..codecs.merge import ChunkWrite
 from ..codecs.partial import ArrayPartialDecoder, DecodeOptions
 from ..core._typing import ChunkCoords, Shape
 from ..core.chunk_grid import RegularChunkGrid
+from ..core.limits import check_chunk_nbytes
 from ..core.indexing import ChunkProjection, OrthogonalIndexer
 from ..core.point_indexing import PointIndexer, PointProjection
 from ..core.paths import join_key
-from ..errors import CodecError, SelectionError, at_key
+from ..errors import CodecError, MetadataError, SelectionError, at_key
 from ..metadata.chunk_key_encoding import decode_chunk_key, encode_chunk_key
 from ..metadata.v3 import ArrayMetadataV3
 from ..stores.abc import Store
@@ -118,6 +119,13 @@ class ChunkIO:
         self.inner = chain.array_to_bytes.inner_chunks() if plain else None
         """The chunks stored independently inside each stored chunk (a
         shard's inner chunks), or None."""
+        try:
+            check_chunk_nbytes(
+                self.chunk_shape, None if metadata.data_type.is_variable else metadata.data_type.numpy.itemsize,
+                "codecs: sharding_indexed chunk_shape" if self.inner is not None else "chunk_grid.chunk_shape",
+            )
+        except MetadataError as exc:
+            raise MetadataError(f"array {path or '/'!r} in {store.display_name}: {exc}") from None
         fill = metadata.fill_value if metadata.data_type.is_variable else fixed_fill(self.spec)[()]
         self.form = ElementForm(metadata.data_type, fill, chain.array_to_bytes.ragged_dtype())
         self._options = DecodeOptions(map_fn=map_chunks)
@@ -206,9 +214,20 @@ class ChunkIO:
                 return out
             self.read_into(out.reshape(-1) if indexer.flat_output else out, indexer)
             return out
-        buffer = np.empty(indexer.shape, dtype=self.form.dtype)
+        buffer = self._output(indexer.shape)
         self.read_into(buffer.reshape(-1) if indexer.flat_output else buffer, indexer)
         return self.form.scalar(buffer) if indexer.is_scalar else self.form.result(buffer)
+
+    def _output(self, shape: Shape) -> np.ndarray:
+        """An empty result of ``shape``, or SelectionError when memory cannot hold it."""
+        try:
+            return np.empty(shape, dtype=self.form.dtype)
+        except (ValueError, MemoryError) as exc:
+            nbytes = math.prod(shape) * self.form.dtype.itemsize
+            raise SelectionError(
+                f"a selection of shape {tuple(shape)} needs {nbytes} bytes of memory, more than can be "
+                f"allocated ({exc}); read it in parts"
+            ) from None
 
     def _check_out(self, out: Any, indexer: Indexer) -> None:
         if not isinstance(out, np.ndarray) or isinstance(out, np.ma.MaskedArray):
