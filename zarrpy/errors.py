@@ -44,6 +44,10 @@ class ChecksumError(ChunkDecodeError):
 class StoreError(ZarrpyError, OSError):
     """A store could not carry out a request."""
 
+    key: str | None = None
+    """The store key (or list prefix) the failed request named, when there is one;
+    ``errno`` is the underlying ``OSError``'s, so ``exc.errno == errno.ENOSPC`` works."""
+
 
 class InvalidKeyError(StoreError, ValueError):
     """A store key is unsafe or malformed (``..``, absolute, NUL …)."""

@@ -48,7 +48,7 @@ def test_failed_replace_keeps_old_value_and_leaves_no_temp_file(
     store = LocalStore(tmp_path)
     store.set("a/k", b"old value")
 
-    def broken_replace(src: str, dst: str) -> None:
+    def broken_replace(src: str, dst: str, **dir_fds: int) -> None:
         raise OSError(28, "No space left on device")
 
     monkeypatch.setattr(os, "replace", broken_replace)

@@ -17,7 +17,7 @@ from abc import ABC, abstractmethod
 from typing import Hashable, Iterable, Iterator, Sequence
 
 from ..core.byte_range import ByteRequest
-from ..errors import InvalidKeyError, KeyNotFoundError, ReadOnlyError
+from ..errors import InvalidKeyError, KeyNotFoundError, ReadOnlyError, StoreError
 
 READ_ONLY_HINT = ("it was opened with mode='r' (zarrpy.open_array's default) or read_only=True; "
                   "open it with mode='r+' (or 'a') to write")
@@ -49,6 +49,18 @@ def validate_prefix(prefix: str) -> str:
     if prefix.endswith("/"):
         return validate_key(prefix[:-1]) + "/"
     return validate_key(prefix)
+
+
+def store_error(store: Store, verb: str, key: str, exc: BaseException) -> StoreError:
+    """The :class:`~zarrpy.errors.StoreError` for a failed ``verb`` ("read",
+    "write", "delete", "list" …) on ``key``: the message names the key and the
+    store, ``key`` and ``errno`` are copied over. Raise it ``from exc`` so the
+    backend's own exception stays chained."""
+    err = StoreError(f"cannot {verb} key {key!r} in {store.display_name}: {type(exc).__name__}: {exc}")
+    err.key = key
+    if isinstance(exc, OSError):
+        err.errno = exc.errno
+    return err
 
 
 class KeyReader:
@@ -222,4 +234,4 @@ class Store(ABC):
         return hash((type(self), self.url)) if self.url is not None else id(self)
 
 
-__all__ = ["KeyReader", "Store", "validate_key", "validate_prefix"]
+__all__ = ["KeyReader", "Store", "store_error", "validate_key", "validate_prefix"]

@@ -43,7 +43,6 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import os
-import uuid
 from typing import Any, Iterator, Sequence
 
 import fsspec
@@ -54,10 +53,12 @@ from fsspec.implementations.zip import ZipFileSystem
 
 from ..core.byte_range import ByteRequest, OffsetRequest, RangeRequest, SuffixRequest
 from ..errors import KeyNotFoundError, ReadOnlyError, StoreError
-from .abc import Store, validate_key, validate_prefix
+from ._tempfiles import TMP_PREFIX, temp_name
+from .abc import Store, store_error, validate_key, validate_prefix
 
-# Marks a local temporary file of an in-progress write (never listed).
-_TMP_MARK = ".zarrpy-tmp-"
+# Marks a local temporary file of an in-progress write (never listed; older
+# zarrpy versions put the mark after the target's name, hence "in", not "startswith").
+_TMP_MARK = TMP_PREFIX
 
 # Errors that mean "there is no value under this key".
 _MISSING = (FileNotFoundError, IsADirectoryError, NotADirectoryError)
@@ -198,8 +199,7 @@ class FsspecStore(Store):
         return key if key and not key.endswith("/") else None
 
     def _error(self, verb: str, key: str, exc: BaseException) -> StoreError:
-        where = self.url or repr(self.fs)
-        return StoreError(f"cannot {verb} {key!r} in {where}: {type(exc).__name__}: {exc}")
+        return store_error(self, verb, key, exc)
 
     # -- reads ---------------------------------------------------------------
     def get(self, key: str, byte_range: ByteRequest | None = None) -> bytes | None:
@@ -332,7 +332,10 @@ class FsspecStore(Store):
         # Object stores replace a value atomically on PUT; a local filesystem
         # writes in place, so write a temporary file and rename it over.
         local = isinstance(self.fs, LocalFileSystem)
-        target = f"{path}{_TMP_MARK}{uuid.uuid4().hex}" if local else path
+        target = path
+        if local:
+            parent, _, name = path.rpartition("/")
+            target = f"{parent}/{temp_name(name)}"
         try:
             try:
                 self.fs.pipe_file(target, value)

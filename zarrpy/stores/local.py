@@ -9,36 +9,65 @@ the root.
 
 Byte-range reads seek and read only the requested bytes.
 
-Safety: every key goes through :func:`~zarrpy.stores.abc.validate_key`, so
-no key can name a path outside the root (no ``..``, absolute path, empty
-segment, backslash or NUL). Symbolic links *inside* the root are followed
-when reading and writing (like zarr-python's LocalStore); whoever can plant a
-symlink in the store directory can already write there. Listing does not
-descend into symlinked directories.
+**Nothing outside the root.** Every key goes through
+:func:`~zarrpy.stores.abc.validate_key` (no ``..``, absolute path, empty
+segment, backslash or NUL). Symbolic links inside the root are followed only
+while they stay inside it: a key that leads out of the root through a link
+(to a file or a directory, through a chain of links) is refused by every
+operation with :class:`~zarrpy.errors.InvalidKeyError` naming the key, and
+listings leave such links out. ``InvalidKeyError`` because the key, not the
+disk, is at fault: like a ``..`` key it names a place outside the store, and
+retrying cannot help (it is a ``StoreError`` too). ``follow_symlinks=True``
+restores following every link. The root itself may be a link: it is resolved
+once, when the store is made. Reads check the opened file's real path (on
+Linux and macOS), writes and deletes work through a checked descriptor of the
+target's directory, so a link swapped in between a check and an open is caught
+too. Listings descend into linked directories that stay inside the root, but
+never into one that contains the directory being listed (no loops).
 
-Temporary files are named ``.zarrpy-tmp-<hex>``; listing skips them, so a key
-whose last segment starts with that prefix is not listed.
+**Temporary files** are named ``.zarrpy-tmp-<basename>-<host>-<pid>-<hex>``
+(see :mod:`zarrpy.stores._tempfiles`); listings skip them, so they are never
+read as data. A failed write removes its own. One killed mid-write (SIGKILL)
+leaves it behind: the next write into that directory removes the stale ones
+(at most one look per directory per minute per store object, so writing
+many chunks does not rescan a large directory), and ``zarrpy verify --clean``
+removes them all. A live writer's temporary file is never removed.
+
+Failures of the filesystem (permission denied, disk full, a key that is a
+FIFO …) raise :class:`~zarrpy.errors.StoreError` naming the key, with the
+``OSError`` chained. A missing key, or a key that is a directory, reads as None.
 """
 
 from __future__ import annotations
 
+import errno
 import os
 import stat
-import uuid
+import time
+from collections.abc import Iterator, Sequence
 from pathlib import Path
-from typing import BinaryIO, Iterator, Sequence
+from typing import BinaryIO
 
 from ..core.byte_range import ByteRequest, OffsetRequest, RangeRequest, SuffixRequest
-from ..errors import KeyNotFoundError, StoreError
-from .abc import Store, validate_key, validate_prefix
+from ..errors import InvalidKeyError, KeyNotFoundError, StoreError
+from . import _tempfiles
+from ._confine import DIR_FD, Confined
+from .abc import Store, store_error, validate_key, validate_prefix
 
-_TMP_PREFIX = ".zarrpy-tmp-"
 _MAKEDIRS_RETRIES = 5
+_SWEEP_INTERVAL = 60.0  # seconds between looks for stale temporary files in one directory
+_MISSING = (FileNotFoundError, NotADirectoryError)
 
-
-def _read(path: str, request: ByteRequest | None) -> bytes:
-    with open(path, "rb") as f:
-        return _read_open(f, request)
+# Never block on a FIFO, never take a terminal: a key is only ever a regular file.
+_READ_FLAGS = (
+    os.O_RDONLY
+    | getattr(os, "O_NONBLOCK", 0)
+    | getattr(os, "O_NOCTTY", 0)
+    | getattr(os, "O_BINARY", 0)
+    | getattr(os, "O_CLOEXEC", 0)
+)
+_TEMP_FLAGS = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_BINARY", 0) | getattr(os, "O_CLOEXEC", 0)
+_DIR_FLAGS = os.O_RDONLY | getattr(os, "O_DIRECTORY", 0) | getattr(os, "O_CLOEXEC", 0)
 
 
 def _read_open(f: BinaryIO, request: ByteRequest | None) -> bytes:
@@ -63,6 +92,15 @@ def _read_open(f: BinaryIO, request: ByteRequest | None) -> bytes:
     raise TypeError(f"not a byte request: {request!r}")
 
 
+def _resolvable(entry: os.DirEntry[str]) -> bool:
+    """Whether a link entry leads to something (not broken, not a loop)."""
+    try:
+        entry.stat()
+    except OSError:
+        return False
+    return True
+
+
 class LocalStore(Store):
     """Files under ``root``; see the module docstring for the guarantees.
 
@@ -70,116 +108,303 @@ class LocalStore(Store):
     ----------
     root
         The store's directory. It need not exist yet: the first write creates
-        it. Relative paths are made absolute at construction.
+        it. It is made absolute and resolved (links followed) at construction.
     read_only
         Refuse ``set`` and ``delete`` with :class:`~zarrpy.errors.ReadOnlyError`.
+    follow_symlinks
+        Follow symbolic links even where they lead out of the root (off by
+        default: such keys raise :class:`~zarrpy.errors.InvalidKeyError`).
     """
 
     whole_read_nbytes = 1 << 20  # a page-cached or in-memory MiB costs less than a second request
 
-    def __init__(self, root: str | os.PathLike[str], read_only: bool = False) -> None:
-        self.root = Path(os.path.abspath(os.fspath(root)))
+    def __init__(
+        self, root: str | os.PathLike[str], read_only: bool = False, *, follow_symlinks: bool = False
+    ) -> None:
+        self.root = Path(os.path.realpath(os.path.abspath(os.fspath(root))))
         self._display_name = os.fspath(root)  # as given (maybe relative), for messages only
         self.read_only = read_only
+        self.follow_symlinks = follow_symlinks
+        self._confined = Confined(os.fspath(self.root))
+        self._swept: dict[str, float] = {}  # directory -> when its stale temp files were last removed
 
-    # -- helpers ---------------------------------------------------------
-    def _path(self, key: str) -> str:
-        return os.path.join(self.root, *validate_key(key).split("/"))
+    # -- confinement -------------------------------------------------------
+    def _parts(self, key: str) -> list[str]:
+        return validate_key(key).split("/")
+
+    def _path(self, parts: list[str]) -> str:
+        return os.path.join(self.root, *parts)
+
+    def _escape(self, key: str) -> InvalidKeyError:
+        err = InvalidKeyError(
+            f"key {key!r} leads outside the store root {os.fspath(self.root)!r} through a symbolic link; "
+            "refused (LocalStore(..., follow_symlinks=True) follows links out of the root)"
+        )
+        err.key = key
+        return err
+
+    def _check_inside(self, key: str, parts: list[str]) -> None:
+        """Refuse ``key`` if its path leads out of the root (before an open)."""
+        if not self.follow_symlinks and not self._confined.resolves_inside(parts):
+            raise self._escape(key)
+
+    def _check_fd(self, key: str, fd: int) -> None:
+        """Refuse ``key`` if the descriptor opened for it lies outside the root."""
+        if not self.follow_symlinks and self._confined.fd_inside(fd) is False:
+            raise self._escape(key)
 
     # -- reads -------------------------------------------------------------
-    def get(self, key: str, byte_range: ByteRequest | None = None) -> bytes | None:
-        path = self._path(key)
+    def _open_read(self, key: str) -> BinaryIO | None:
+        """The key's file open for reading, or None if there is none."""
+        parts = self._parts(key)
+        if not self._confined.can_check_fds:
+            self._check_inside(key, parts)
+        path = self._path(parts)
         try:
-            return _read(path, byte_range)
-        except (FileNotFoundError, IsADirectoryError, NotADirectoryError):
+            fd = os.open(path, _READ_FLAGS)
+        except _MISSING:
+            self._check_inside(key, parts)  # "missing" must not answer for a place outside
             return None
         except OSError as exc:
-            raise StoreError(f"cannot read {key!r} from {self.root}: {exc}") from exc
+            self._check_inside(key, parts)
+            if os.path.isdir(path):
+                return None  # Windows cannot open a directory: not a key either way
+            raise store_error(self, "read", key, exc) from exc
+        try:
+            self._check_fd(key, fd)
+            mode = os.fstat(fd).st_mode
+            if stat.S_ISDIR(mode):
+                os.close(fd)
+                return None  # a "directory" is not a key
+            if not stat.S_ISREG(mode):
+                raise store_error(self, "read", key, OSError(errno.EINVAL, "not a regular file", path))
+            return open(fd, "rb")
+        except BaseException:
+            os.close(fd)
+            raise
+
+    def get(self, key: str, byte_range: ByteRequest | None = None) -> bytes | None:
+        f = self._open_read(key)
+        if f is None:
+            return None
+        try:
+            with f:
+                return _read_open(f, byte_range)
+        except OSError as exc:
+            raise store_error(self, "read", key, exc) from exc
 
     def get_partial_values(self, requests: Sequence[tuple[str, ByteRequest | None]]) -> list[bytes | None]:
         """Many ranges, each file opened once however many ranges it answers."""
         by_key: dict[str, list[int]] = {}
         for i, (key, _) in enumerate(requests):
+            validate_key(key)
             by_key.setdefault(key, []).append(i)
         out: list[bytes | None] = [None] * len(requests)
         for key, positions in by_key.items():
-            path = self._path(key)
+            f = self._open_read(key)
+            if f is None:
+                continue
             try:
-                with open(path, "rb") as f:
+                with f:
                     for i in positions:
                         out[i] = _read_open(f, requests[i][1])
-            except (FileNotFoundError, IsADirectoryError, NotADirectoryError):
-                continue
             except OSError as exc:
-                raise StoreError(f"cannot read {key!r} from {self.root}: {exc}") from exc
+                raise store_error(self, "read", key, exc) from exc
         return out
 
+    def _stat(self, key: str) -> os.stat_result | None:
+        """The key's file status, or None if it holds no value."""
+        parts = self._parts(key)
+        self._check_inside(key, parts)
+        try:
+            st = os.stat(self._path(parts))
+        except _MISSING:
+            return None
+        except OSError as exc:
+            raise store_error(self, "stat", key, exc) from exc
+        return st if stat.S_ISREG(st.st_mode) else None
+
     def exists(self, key: str) -> bool:
-        return os.path.isfile(self._path(key))
+        return self._stat(key) is not None
 
     def getsize(self, key: str) -> int:
         """The file's size from ``os.stat`` (nothing is read)."""
-        path = self._path(key)
-        try:
-            st = os.stat(path)
-        except (FileNotFoundError, NotADirectoryError):
-            st = None
-        except OSError as exc:
-            raise StoreError(f"cannot stat {key!r} in {self.root}: {exc}") from exc
-        if st is None or not stat.S_ISREG(st.st_mode):
-            raise KeyNotFoundError(f"no value under key {key!r} in {self.root}")
+        st = self._stat(key)
+        if st is None:
+            raise KeyNotFoundError(f"no value under key {key!r} in {self.display_name}")
         return st.st_size
 
     # -- writes ------------------------------------------------------------
     def _set(self, key: str, value: bytes) -> None:
-        path = self._path(key)
-        parent = os.path.dirname(path)
-        tmp = os.path.join(parent, _TMP_PREFIX + uuid.uuid4().hex)
+        parts = key.split("/")
+        self._check_inside(key, parts)
+        parent = self._path(parts[:-1])
         try:
-            fd = self._create_temp(parent, tmp)
+            if DIR_FD:
+                self._set_in_dir(key, parent, parts[-1], value)
+            else:
+                self._set_by_path(key, parent, parts[-1], value)
+        except StoreError:
+            raise
         except OSError as exc:
-            raise StoreError(f"cannot write {key!r} under {self.root}: {exc}") from exc
+            raise store_error(self, "write", key, exc) from exc
+
+    def _set_in_dir(self, key: str, parent: str, name: str, value: bytes) -> None:
+        """Write through a descriptor of ``parent`` checked to lie in the root."""
+        dir_fd, tmp, fd = self._create_temp(key, parent, name)
+        try:
+            try:
+                with os.fdopen(fd, "wb") as f:
+                    f.write(value)
+                os.replace(tmp, name, src_dir_fd=dir_fd, dst_dir_fd=dir_fd)
+            except BaseException:
+                try:
+                    os.unlink(tmp, dir_fd=dir_fd)
+                except OSError:
+                    pass
+                raise
+        finally:
+            os.close(dir_fd)
+
+    def _create_temp(self, key: str, parent: str, name: str) -> tuple[int, str, int]:
+        """``(parent's descriptor, temporary name, its descriptor)``.
+
+        A concurrent delete may prune ``parent`` between makedirs and the
+        opens, hence the retry. Mode 0o666 so the umask applies, as for any
+        ordinary file; O_EXCL on a fresh name.
+        """
+        for attempt in range(_MAKEDIRS_RETRIES):
+            os.makedirs(parent, exist_ok=True)
+            try:
+                dir_fd = os.open(parent, _DIR_FLAGS)
+            except FileNotFoundError:
+                if attempt == _MAKEDIRS_RETRIES - 1:
+                    raise
+                continue
+            try:
+                self._check_fd(key, dir_fd)
+                self._sweep(parent)
+                tmp = _tempfiles.temp_name(name)
+                return dir_fd, tmp, os.open(tmp, _TEMP_FLAGS, 0o666, dir_fd=dir_fd)
+            except FileNotFoundError:
+                os.close(dir_fd)
+                if attempt == _MAKEDIRS_RETRIES - 1:
+                    raise
+            except BaseException:
+                os.close(dir_fd)
+                raise
+        raise AssertionError("unreachable")
+
+    def _set_by_path(self, key: str, parent: str, name: str, value: bytes) -> None:
+        """Platforms without ``dir_fd`` (Windows): the check before writing is all."""
+        for attempt in range(_MAKEDIRS_RETRIES):
+            os.makedirs(parent, exist_ok=True)
+            self._sweep(parent)
+            tmp = os.path.join(parent, _tempfiles.temp_name(name))
+            try:
+                fd = os.open(tmp, _TEMP_FLAGS, 0o666)
+                break
+            except FileNotFoundError:
+                if attempt == _MAKEDIRS_RETRIES - 1:
+                    raise
         try:
             with os.fdopen(fd, "wb") as f:
                 f.write(value)
-            os.replace(tmp, path)
-        except BaseException as exc:
+            os.replace(tmp, os.path.join(parent, name))
+        except BaseException:
             try:
                 os.unlink(tmp)
             except OSError:
                 pass
-            if isinstance(exc, OSError):
-                raise StoreError(f"cannot write {key!r} under {self.root}: {exc}") from exc
             raise
 
-    @staticmethod
-    def _create_temp(parent: str, tmp: str) -> int:
-        # O_EXCL on a fresh random name; mode 0o666 so the umask applies, as for
-        # any ordinary file. A concurrent delete may prune ``parent`` between
-        # makedirs and open, hence the retry.
-        flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_BINARY", 0)
-        for attempt in range(_MAKEDIRS_RETRIES):
-            os.makedirs(parent, exist_ok=True)
+    def _sweep(self, directory: str) -> None:
+        """Remove stale temporary files of killed writers from ``directory``
+        (best effort, at most once a minute per directory)."""
+        now = time.monotonic()
+        if now - self._swept.get(directory, -_SWEEP_INTERVAL) < _SWEEP_INTERVAL:
+            return
+        self._swept[directory] = now
+        try:
+            _tempfiles.remove_stale_in(directory)
+        except OSError:
+            pass  # cleaning up is a courtesy; the write itself must not fail for it
+
+    def remove_stale_temp_files(self) -> list[str]:
+        """Remove every stale temporary file under the root (see
+        :mod:`zarrpy.stores._tempfiles`); return the removed paths."""
+        removed: list[str] = []
+        for directory in self._directories():
+            for path in list(_tempfiles.stale_in(directory)):
+                try:
+                    os.unlink(path)
+                except FileNotFoundError:
+                    continue
+                except OSError as exc:
+                    raise store_error(self, "delete", os.path.relpath(path, self.root), exc) from exc
+                removed.append(path)
+        return removed
+
+    def temp_files(self) -> list[tuple[str, bool]]:
+        """``(path, stale)`` of every temporary file under the root."""
+        now = time.time()
+        found: list[tuple[str, bool]] = []
+        for directory in self._directories():
             try:
-                return os.open(tmp, flags, 0o666)
-            except FileNotFoundError:
-                if attempt == _MAKEDIRS_RETRIES - 1:
-                    raise
-        raise AssertionError("unreachable")
+                entries = list(os.scandir(directory))
+            except _MISSING:
+                continue
+            for entry in entries:
+                if _tempfiles.is_temp_name(entry.name):
+                    try:
+                        mtime = entry.stat(follow_symlinks=False).st_mtime
+                    except FileNotFoundError:
+                        continue
+                    found.append((entry.path, _tempfiles.is_stale(entry.name, mtime, now)))
+        return found
+
+    def _directories(self) -> Iterator[str]:
+        """The root and every real directory below it (links not followed)."""
+        stack = [os.fspath(self.root)]
+        while stack:
+            directory = stack.pop()
+            yield directory
+            try:
+                entries = list(os.scandir(directory))
+            except _MISSING:
+                continue
+            except OSError as exc:
+                raise store_error(self, "list", os.path.relpath(directory, self.root), exc) from exc
+            stack.extend(e.path for e in entries if e.is_dir(follow_symlinks=False))
 
     def _delete(self, key: str) -> None:
-        path = self._path(key)
+        parts = key.split("/")
+        self._check_inside(key, parts)
+        parent = self._path(parts[:-1])
         try:
-            os.remove(path)
-        except (FileNotFoundError, NotADirectoryError):
+            if DIR_FD:
+                try:
+                    dir_fd = os.open(parent, _DIR_FLAGS)
+                except _MISSING:
+                    return
+                try:
+                    self._check_fd(key, dir_fd)
+                    os.unlink(parts[-1], dir_fd=dir_fd)
+                finally:
+                    os.close(dir_fd)
+            else:
+                os.remove(os.path.join(parent, parts[-1]))
+        except _MISSING:
             return
         except IsADirectoryError:
             return  # a "directory" is not a key
+        except StoreError:
+            raise
         except OSError as exc:
-            if os.path.isdir(path):
+            if os.path.isdir(self._path(parts)):
                 return  # Windows/macOS report removing a directory differently
-            raise StoreError(f"cannot delete {key!r} under {self.root}: {exc}") from exc
-        self._prune(os.path.dirname(path))
+            raise store_error(self, "delete", key, exc) from exc
+        self._prune(parent)
 
     def _prune(self, directory: str) -> None:
         root = os.fspath(self.root)
@@ -187,7 +412,7 @@ class LocalStore(Store):
             try:
                 os.rmdir(directory)
             except OSError:
-                return  # not empty (or gone, or busy): stop climbing
+                return  # not empty (or gone, or busy, or a link): stop climbing
             directory = os.path.dirname(directory)
 
     # -- listing -----------------------------------------------------------
@@ -201,48 +426,72 @@ class LocalStore(Store):
                 yield key, entry.stat().st_size
             except FileNotFoundError:
                 continue  # deleted while we were listing
+            except OSError as exc:
+                raise store_error(self, "stat", key, exc) from exc
+
+    def _listed_dir(self, prefix: str, head: str) -> tuple[str, str]:
+        """``(path, real path)`` of the directory ``head`` of a list ``prefix``."""
+        parts = head.split("/") if head else []
+        real = self._confined.resolve(parts)
+        if not self.follow_symlinks and not self._confined.inside(real):
+            raise self._escape(prefix)
+        return self._path(parts), real
 
     def _entries(self, prefix: str) -> Iterator[tuple[str, os.DirEntry[str]]]:
         """``(key, directory entry)`` of every file whose key starts with ``prefix``."""
         prefix = validate_prefix(prefix)
         head, _, base = prefix.rpartition("/")
-        directory = os.path.join(self.root, *head.split("/")) if head else os.fspath(self.root)
-        key_head = head + "/" if head else ""
-        try:
-            entries = list(os.scandir(directory))
-        except (FileNotFoundError, NotADirectoryError):
-            return
-        for entry in entries:
-            if not entry.name.startswith(base) or entry.name.startswith(_TMP_PREFIX):
-                continue
-            if entry.is_dir(follow_symlinks=False):
-                yield from self._walk(entry.path, key_head + entry.name + "/")
-            elif entry.is_file():
-                yield key_head + entry.name, entry
+        directory, real = self._listed_dir(prefix, head)
+        return self._walk(directory, real, head + "/" if head else "", base)
 
-    def _walk(self, directory: str, key_prefix: str) -> Iterator[tuple[str, os.DirEntry[str]]]:
+    def _scan(self, directory: str, key_prefix: str) -> list[os.DirEntry[str]]:
         try:
-            entries = list(os.scandir(directory))
-        except (FileNotFoundError, NotADirectoryError):
-            return  # removed while we were listing
-        for entry in entries:
-            if entry.name.startswith(_TMP_PREFIX):
+            return list(os.scandir(directory))
+        except _MISSING:
+            return []  # not there (or removed while we were listing)
+        except OSError as exc:
+            raise store_error(self, "list", key_prefix or "/", exc) from exc
+
+    def _link_target(self, entry: os.DirEntry[str]) -> str | None:
+        """The real path of a link entry, None if it is not to be listed."""
+        target = os.path.realpath(entry.path)
+        return target if self.follow_symlinks or self._confined.inside(target) else None
+
+    def _walk(
+        self, directory: str, real: str, key_prefix: str, name_prefix: str = ""
+    ) -> Iterator[tuple[str, os.DirEntry[str]]]:
+        """Files below ``directory`` (whose real path is ``real``)."""
+        for entry in self._scan(directory, key_prefix):
+            if not entry.name.startswith(name_prefix) or _tempfiles.is_temp_name(entry.name):
                 continue
-            if entry.is_dir(follow_symlinks=False):
-                yield from self._walk(entry.path, key_prefix + entry.name + "/")
-            elif entry.is_file():
-                yield key_prefix + entry.name, entry
+            key = key_prefix + entry.name
+            try:
+                if entry.is_symlink():
+                    target = self._link_target(entry)
+                    if target is None or not _resolvable(entry):
+                        continue  # leads out of the root, or nowhere (broken, a loop)
+                    if entry.is_dir():
+                        if real == target or real.startswith(target.rstrip(os.sep) + os.sep):
+                            continue  # a link to this directory or above it: a loop
+                        yield from self._walk(entry.path, target, key + "/")
+                    elif entry.is_file():
+                        yield key, entry
+                elif entry.is_dir(follow_symlinks=False):
+                    yield from self._walk(entry.path, os.path.join(real, entry.name), key + "/")
+                elif entry.is_file(follow_symlinks=False):
+                    yield key, entry
+            except FileNotFoundError:
+                continue  # removed while we were listing
 
     def list_dir(self, prefix: str) -> Iterator[str]:
         prefix = validate_prefix(prefix).rstrip("/")
-        directory = os.path.join(self.root, *prefix.split("/")) if prefix else os.fspath(self.root)
-        try:
-            entries = list(os.scandir(directory))
-        except (FileNotFoundError, NotADirectoryError):
-            return
-        for entry in entries:
-            if not entry.name.startswith(_TMP_PREFIX):
-                yield entry.name
+        directory, _ = self._listed_dir(prefix, prefix)
+        for entry in self._scan(directory, prefix):
+            if _tempfiles.is_temp_name(entry.name):
+                continue
+            if entry.is_symlink() and self._link_target(entry) is None:
+                continue
+            yield entry.name
 
     # -- identity ----------------------------------------------------------
     @property
@@ -254,7 +503,10 @@ class LocalStore(Store):
         return self._display_name
 
     def __repr__(self) -> str:
-        return f"LocalStore({os.fspath(self.root)!r}{', read_only=True' if self.read_only else ''})"
+        flags = (", read_only=True" if self.read_only else "") + (
+            ", follow_symlinks=True" if self.follow_symlinks else ""
+        )
+        return f"LocalStore({os.fspath(self.root)!r}{flags})"
 
 
 __all__ = ["LocalStore"]

@@ -1,6 +1,8 @@
 """An in-memory store: a dict of key -> bytes behind a lock.
 
-Useful for tests, scratch arrays and small data. The store pickles *by
+Useful for tests, scratch arrays and small data. The backing mapping may be
+the caller's (a ``shelve``, say); an ``OSError`` it raises becomes a
+:class:`~zarrpy.errors.StoreError` naming the key. The store pickles *by
 value* (its contents travel with it), so an array on a ``MemoryStore`` can be
 sent to a worker process; the copy there is independent of the original.
 
@@ -15,11 +17,12 @@ b'{}'
 from __future__ import annotations
 
 import threading
+from contextlib import contextmanager
 from typing import Any, Hashable, Iterator, MutableMapping
 
 from ..core.byte_range import ByteRequest, SuffixRequest, slice_bytes
 from ..errors import KeyNotFoundError
-from .abc import Store, validate_key, validate_prefix
+from .abc import Store, store_error, validate_key, validate_prefix
 
 
 def _slice(value: bytes, request: ByteRequest | None) -> bytes:
@@ -58,6 +61,15 @@ class MemoryStore(Store):
         self._lock = threading.Lock()
         self.read_only = read_only
 
+    @contextmanager
+    def _backend(self, verb: str, key: str) -> Iterator[None]:
+        """Turn an ``OSError`` of the backing mapping (a ``shelve``, a
+        mapping over files) into a StoreError naming ``key``."""
+        try:
+            yield
+        except OSError as exc:
+            raise store_error(self, verb, key, exc) from exc
+
     @property
     def identity(self) -> Hashable:
         """The backing dict: stores over one dict share locks and cache entries."""
@@ -65,34 +77,34 @@ class MemoryStore(Store):
 
     def get(self, key: str, byte_range: ByteRequest | None = None) -> bytes | None:
         validate_key(key)
-        with self._lock:
+        with self._lock, self._backend("read", key):
             value = self._data.get(key)
         if value is None:
             return None
         return _slice(value, byte_range)
 
     def _set(self, key: str, value: bytes) -> None:
-        with self._lock:
+        with self._lock, self._backend("write", key):
             self._data[key] = value
 
     def _delete(self, key: str) -> None:
-        with self._lock:
+        with self._lock, self._backend("delete", key):
             self._data.pop(key, None)
 
     def exists(self, key: str) -> bool:
         validate_key(key)
-        with self._lock:
+        with self._lock, self._backend("stat", key):
             return key in self._data
 
     def list_prefix(self, prefix: str) -> Iterator[str]:
         prefix = validate_prefix(prefix)
-        with self._lock:
+        with self._lock, self._backend("list", prefix):
             keys = [k for k in self._data if k.startswith(prefix)]
         return iter(keys)
 
     def getsize(self, key: str) -> int:
         validate_key(key)
-        with self._lock:
+        with self._lock, self._backend("stat", key):
             value = self._data.get(key)
         if value is None:
             raise KeyNotFoundError(f"no value under key {key!r} in {self!r}")
@@ -100,7 +112,7 @@ class MemoryStore(Store):
 
     def list_prefix_with_sizes(self, prefix: str) -> Iterator[tuple[str, int]]:
         prefix = validate_prefix(prefix)
-        with self._lock:
+        with self._lock, self._backend("list", prefix):
             items = [(k, len(v)) for k, v in self._data.items() if k.startswith(prefix)]
         return iter(items)
 

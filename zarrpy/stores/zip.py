@@ -23,6 +23,9 @@ Zip limits, documented rather than hidden:
   ``NotImplementedError``). ``supports_deletes`` is False, so an array
   whose stored chunk becomes all fill value writes the encoded fill chunk
   over it instead of deleting it (resizes too).
+- **Member names are keys.** Nothing is ever extracted; a member whose name
+  is not a valid key (``../x``, ``/abs``, a directory entry) is not listed,
+  and no key can name it.
 - **One writer.** Every archive operation holds the store's lock (arrays
   encode on a thread pool); no other process may write the file meanwhile.
 
@@ -42,8 +45,8 @@ from pathlib import Path
 from typing import Any, Iterator, Literal
 
 from ..core.byte_range import ByteRequest, OffsetRequest, RangeRequest, SuffixRequest
-from ..errors import KeyNotFoundError, ReadOnlyError, StoreError
-from .abc import Store, validate_key, validate_prefix
+from ..errors import InvalidKeyError, KeyNotFoundError, ReadOnlyError, StoreError
+from .abc import Store, store_error, validate_key, validate_prefix
 
 ZipMode = Literal["r", "w", "a", "x"]
 
@@ -140,7 +143,7 @@ class ZipStore(Store):
             try:
                 return _read_member(self._open(), info, byte_range)
             except (OSError, zipfile.BadZipFile, EOFError) as exc:
-                raise StoreError(f"cannot read {key!r} from zip archive {os.fspath(self.path)!r}: {exc}") from exc
+                raise store_error(self, "read", key, exc) from exc
 
     def exists(self, key: str) -> bool:
         validate_key(key)
@@ -179,7 +182,7 @@ class ZipStore(Store):
             try:
                 self._open().writestr(info, value)
             except (OSError, ValueError) as exc:
-                raise StoreError(f"cannot write {key!r} to zip archive {os.fspath(self.path)!r}: {exc}") from exc
+                raise store_error(self, "write", key, exc) from exc
 
     def _delete(self, key: str) -> None:
         if self.exists(key):
@@ -195,7 +198,7 @@ class ZipStore(Store):
         with self._lock:
             zf = self._open()
             names = dict.fromkeys(zf.namelist())  # duplicates once, in order
-            return [zf.getinfo(n) for n in names if n.startswith(prefix) and not n.endswith("/")]
+            return [zf.getinfo(n) for n in names if n.startswith(prefix) and _is_key(n)]
 
     def list_prefix(self, prefix: str) -> Iterator[str]:
         return iter([info.filename for info in self._members(prefix)])
@@ -217,6 +220,18 @@ class ZipStore(Store):
 
     def __repr__(self) -> str:
         return f"ZipStore({os.fspath(self.path)!r}, mode={self.mode!r})"
+
+
+def _is_key(name: str) -> bool:
+    """Whether a member name is a valid store key. Directory entries are not;
+    nor are names no key can reach (``../x``, ``/abs``, ``a\\b``): an archive
+    made elsewhere may hold them ("zip slip"), and listing them would hand
+    callers keys that every store refuses."""
+    try:
+        validate_key(name)
+    except InvalidKeyError:
+        return False
+    return True
 
 
 def _reopen_read_only(path: str, was_writable: bool) -> ZipStore:
