@@ -30,9 +30,11 @@ PUBLIC = [
     "GrowableArray",
     "GrowableRagged",
     "InvalidKeyError",
+    "LockSynchronizer",
     "MetadataError",
     "NodeExistsError",
     "NodeNotFoundError",
+    "ProcessSynchronizer",
     "RaggedArray",
     "ReadOnlyError",
     "SelectionError",
@@ -68,8 +70,8 @@ PUBLIC = [
     "zeros_like",
 ]
 
-CLASSES = {"Array", "DataType", "DataTypeFamily", "Group", "GrowableArray", "GrowableRagged", "RaggedArray",
-           "VirtualArray", "VirtualTable"}
+CLASSES = {"Array", "DataType", "DataTypeFamily", "Group", "GrowableArray", "GrowableRagged", "LockSynchronizer",
+           "ProcessSynchronizer", "RaggedArray", "VirtualArray", "VirtualTable"}
 ERRORS = {name for name in PUBLIC if name.endswith("Error")}
 
 # Names the subpackages export today; more may be added, none may go.

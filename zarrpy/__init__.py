@@ -47,6 +47,7 @@ from .api._iterate import concat, iter_rows
 from .api._lazy import VirtualArray
 from .api._lazy_stored import virtual
 from .api._lazy_table import VirtualTable
+from .pipeline.synchronizer import LockSynchronizer, ProcessSynchronizer
 from .tools.migrate import migrate_v3
 from .core.ragged import RaggedArray
 
@@ -64,9 +65,11 @@ __all__ = [
     "GrowableArray",
     "GrowableRagged",
     "InvalidKeyError",
+    "LockSynchronizer",
     "MetadataError",
     "NodeExistsError",
     "NodeNotFoundError",
+    "ProcessSynchronizer",
     "RaggedArray",
     "ReadOnlyError",
     "SelectionError",

@@ -22,6 +22,7 @@ from ..errors import NodeNotFoundError, SelectionError
 from ..metadata.nodes import ArrayMetadata
 from ..metadata.v3 import ArrayMetadataV3
 from ..pipeline.cache_hook import ChunkCache
+from ..pipeline.synchronizer import Synchronizer
 from ..pipeline.chunk_io import StoredSizes, BlockWrite, ChunkData, ChunkIO, Indexer
 from ..pipeline.convert import v2_to_v3
 from ..pipeline.values import coerce_value, ragged_rows, user_fill
@@ -54,9 +55,11 @@ class Array(Node[ArrayMetadata]):
         read_only: bool = False,
         write_empty_chunks: bool = False,
         cache: ChunkCache | None = None,
+        synchronizer: Synchronizer | None = None,
     ):
         self._write_empty_chunks = bool(write_empty_chunks)
         self._cache = cache
+        self._synchronizer = synchronizer
         super().__init__(store, path, metadata, read_only=read_only)
 
     _kind = "array"
@@ -67,7 +70,8 @@ class Array(Node[ArrayMetadata]):
         self._metadata = stored
         self._v3 = metadata = stored if isinstance(stored, ArrayMetadataV3) else v2_to_v3(stored)
         self._io = ChunkIO(
-            self._store, self._path, metadata, write_empty_chunks=self.write_empty_chunks, cache=self._cache
+            self._store, self._path, metadata, write_empty_chunks=self.write_empty_chunks, cache=self._cache,
+            synchronizer=self._synchronizer,
         )
         inner = self._io.inner
         self._inner_chain = inner.codecs if inner is not None else self._io.chain
@@ -76,6 +80,11 @@ class Array(Node[ArrayMetadata]):
     def cache(self) -> ChunkCache | None:
         """The cache decoded chunks are read through (``open_array(..., cache=)``), or None."""
         return self._cache
+
+    @property
+    def synchronizer(self) -> Synchronizer | None:
+        """Locks chunks across processes during writes (``synchronizer=``), or None."""
+        return self._synchronizer
 
     @property
     def write_empty_chunks(self) -> bool:
@@ -226,8 +235,10 @@ class Array(Node[ArrayMetadata]):
         out = np.asarray(self[...])
         return out if dtype is None else out.astype(dtype)
 
-    def __reduce__(self) -> tuple[Callable[[Store, str, bool, bool], Array], tuple[Store, str, bool, bool]]:
-        return (_reopen, (self._store, self._path, self._read_only, self.write_empty_chunks))
+    def __reduce__(self) -> tuple[Callable[..., Array], tuple[Any, ...]]:
+        """Pickles by store and path (with the synchronizer; not the cache,
+        which holds this process's memory)."""
+        return (_reopen, (self._store, self._path, self._read_only, self.write_empty_chunks, self._synchronizer))
 
     def __eq__(self, other: object) -> bool:
         return (
@@ -500,8 +511,11 @@ class _Selector:
         self._set(selection, value)
 
 
-def _reopen(store: Store, path: str, read_only: bool, write_empty_chunks: bool) -> Array:
-    return Array.open(store, path, read_only=read_only, write_empty_chunks=write_empty_chunks)
+def _reopen(
+    store: Store, path: str, read_only: bool, write_empty_chunks: bool, synchronizer: Synchronizer | None = None
+) -> Array:
+    return Array.open(store, path, read_only=read_only, write_empty_chunks=write_empty_chunks,
+                      synchronizer=synchronizer)
 
 
 __all__ = ["Array"]

@@ -270,7 +270,7 @@ def from_array(
         if _is(chunks, "keep"):
             like_chunks = _like_args(data, None).get("chunks")
             settings["chunks"] = like_chunks if like_chunks is not None else "auto"
-    extra = {"order": order} if zarr_format == 2 else {}
+    extra: dict[str, Any] = {"order": order} if zarr_format == 2 else {}
     if zarr_format == 2 and chunk_key_encoding is not None:
         raise TypeError("from_array: chunk_key_encoding= is a Zarr V3 option")
     out = create_array(

@@ -14,6 +14,8 @@ from typing import Any, Mapping, Sequence
 
 import numpy as np
 
+from ..pipeline.cache_hook import ChunkCache
+from ..pipeline.synchronizer import Synchronizer
 from ._array import Array
 from ._node import NODE_KEYS, location, write_metadata
 from ..core.paths import METADATA_KEY, check_new_node_path, join_key
@@ -387,7 +389,8 @@ def prepare_node(store: Store, path: str, *, overwrite: bool, zarr_format: int =
 
 def create_array_at(store: Store, path: str, *, overwrite: bool, write_empty_chunks: bool,
                      data: Any = None, zarr_format: int = 3, order: str | None = None,
-                     dimension_separator: str | None = None, **kwargs: Any) -> Array:
+                     dimension_separator: str | None = None, cache: ChunkCache | None = None,
+                     synchronizer: Synchronizer | None = None, **kwargs: Any) -> Array:
     """Create the array at ``path`` of ``store`` (see :func:`zarrpy.create_array`):
     validate everything, then make room for the node, write its metadata and
     ``data`` (if given)."""
@@ -401,7 +404,8 @@ def create_array_at(store: Store, path: str, *, overwrite: bool, write_empty_chu
         raise TypeError("create_array needs shape= and dtype= (or data=)")
     stored = _build_stored_metadata(zarr_format, order, dimension_separator, kwargs)
     documents = stored.to_documents()  # fails on bad attributes before anything is touched
-    array = Array(store, path, stored, write_empty_chunks=write_empty_chunks)  # validates the chain
+    array = Array(store, path, stored, write_empty_chunks=write_empty_chunks, cache=cache,
+                  synchronizer=synchronizer)  # validates the chain
     # Coerced as given ([256] into uint8 overflows, as in numpy) before anything is written.
     value = None if data is None else array._coerce(data, array.shape)
     prepare_node(store, path, overwrite=overwrite, zarr_format=zarr_format)

@@ -34,6 +34,7 @@ from ..metadata.nodes import ARRAY_METADATA, AnyMetadata, GroupMetadata
 from ..metadata.v2 import ArrayMetadataV2, GroupMetadataV2
 from ..metadata.v3 import GroupMetadataV3
 from ..pipeline.cache_hook import ChunkCache
+from ..pipeline.synchronizer import Synchronizer
 from ..stores import store_from_url
 from ..stores.abc import READ_ONLY_HINT, Store
 
@@ -51,10 +52,12 @@ class Group(Node[GroupMetadata]):
     _kind = "group"
 
     def __init__(self, store: Store, path: str, metadata: GroupMetadata, *, read_only: bool = False,
-                 consolidated: ConsolidatedMetadata | None = None, cache: ChunkCache | None = None):
+                 consolidated: ConsolidatedMetadata | None = None, cache: ChunkCache | None = None,
+                 synchronizer: Synchronizer | None = None):
         super().__init__(store, path, metadata, read_only=read_only)
         self._consolidated = consolidated
         self._cache = cache
+        self._synchronizer = synchronizer
 
     @classmethod
     def open(cls, store: Store, path: str = "", *, read_only: bool = False, zarr_format: int | None = None,
@@ -71,7 +74,8 @@ class Group(Node[GroupMetadata]):
 
     @classmethod
     def _from_metadata(cls, store: Store, path: str, metadata: AnyMetadata, zmetadata: bytes | None, *,
-                       read_only: bool, use_consolidated: bool | None, cache: ChunkCache | None = None) -> Group:
+                       read_only: bool, use_consolidated: bool | None, cache: ChunkCache | None = None,
+                       synchronizer: Synchronizer | None = None) -> Group:
         """The group for documents :func:`~zarrpy.api._node.read_node` returned."""
         if use_consolidated not in (None, True, False):
             raise ValueError(f"use_consolidated must be None, True or False, got {use_consolidated!r}")
@@ -82,12 +86,13 @@ class Group(Node[GroupMetadata]):
             where = "consolidated_metadata member in zarr.json" if metadata.zarr_format == 3 else ".zmetadata"
             raise MetadataError(f"group {location(store, path)} has no consolidated metadata (no {where}); "
                                 "call zarrpy.consolidate_metadata first or open with use_consolidated=False")
-        return cls(store, path, metadata, read_only=read_only, consolidated=snapshot, cache=cache)
+        return cls(store, path, metadata, read_only=read_only, consolidated=snapshot, cache=cache,
+                   synchronizer=synchronizer)
 
     @classmethod
     def create(
         cls, store: Store, path: str = "", *, attributes: dict[str, Any] | None = None, overwrite: bool = False,
-        zarr_format: int = 3, cache: ChunkCache | None = None,
+        zarr_format: int = 3, cache: ChunkCache | None = None, synchronizer: Synchronizer | None = None,
     ) -> Group:
         if zarr_format not in (2, 3):
             raise ValueError(f"zarr_format must be 2 or 3, got {zarr_format!r}")
@@ -96,7 +101,7 @@ class Group(Node[GroupMetadata]):
         documents = metadata.to_documents()  # fails on bad attributes before anything is touched
         prepare_node(store, path, overwrite=overwrite, zarr_format=zarr_format)
         write_metadata(store, path, documents)
-        return cls(store, path, metadata, cache=cache)
+        return cls(store, path, metadata, cache=cache, synchronizer=synchronizer)
 
     @property
     def metadata(self) -> GroupMetadata:
@@ -151,9 +156,11 @@ class Group(Node[GroupMetadata]):
         """The member at ``rel`` (relative to this group) with ``metadata``."""
         path = join_key(self._path, rel)
         if isinstance(metadata, ARRAY_METADATA):
-            return Array(self._store, path, metadata, read_only=self._read_only, cache=self._cache)
+            return Array(self._store, path, metadata, read_only=self._read_only, cache=self._cache,
+                         synchronizer=self._synchronizer)
         snapshot = None if self._consolidated is None else self._consolidated.below(rel)
-        return Group(self._store, path, metadata, read_only=self._read_only, consolidated=snapshot, cache=self._cache)
+        return Group(self._store, path, metadata, read_only=self._read_only, consolidated=snapshot, cache=self._cache,
+                     synchronizer=self._synchronizer)
 
     def __contains__(self, name: object) -> bool:
         if not isinstance(name, str) or names_a_document(name) or not normalize_path(name):
@@ -278,6 +285,8 @@ class Group(Node[GroupMetadata]):
         self._check_writable()
         self._consolidated = None  # the snapshot no longer describes the hierarchy
         kwargs.setdefault("zarr_format", self.zarr_format)
+        kwargs.setdefault("cache", self._cache)
+        kwargs.setdefault("synchronizer", self._synchronizer)
         return create_array_at(self._store, self._child_path(name), overwrite=overwrite,
                                 write_empty_chunks=write_empty_chunks, data=data, **kwargs)
 

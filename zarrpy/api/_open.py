@@ -13,6 +13,7 @@ from typing import Any
 
 from ._array import Array
 from ._cache import Cache
+from ..pipeline.synchronizer import Synchronizer
 from ._create import create_array_at, node_exists
 from ._group import Group
 from ._node import location, read_node
@@ -70,6 +71,8 @@ def create_array(
     data: Any = None,
     order: str | None = None,
     dimension_separator: str | None = None,
+    cache: Cache | None = None,
+    synchronizer: Synchronizer | None = None,
 ) -> Array:
     """Create a new array and return it (open for writing).
 
@@ -81,6 +84,7 @@ def create_array(
     A ragged array (1-D vectors of different lengths at each position) takes
     its element type as ``dtype`` and ``serializer="numcodecs.vlen-array"``;
     it reads back as a :class:`~zarrpy.RaggedArray` (docs/ragged.md).
+    ``cache`` and ``synchronizer``: as for :func:`open_array`.
     """
     return create_array_at(
         _store(store, storage_options),
@@ -90,7 +94,7 @@ def create_array(
         attributes=attributes, dimension_names=dimension_names,
         chunk_key_encoding=chunk_key_encoding, overwrite=overwrite,
         write_empty_chunks=write_empty_chunks, data=data, zarr_format=zarr_format,
-        order=order, dimension_separator=dimension_separator,
+        order=order, dimension_separator=dimension_separator, cache=cache, synchronizer=synchronizer,
     )
 
 
@@ -103,6 +107,7 @@ def open_array(
     storage_options: dict[str, Any] | None = None,
     write_empty_chunks: bool = False,
     cache: Cache | None = None,
+    synchronizer: Synchronizer | None = None,
     **create_kwargs: Any,
 ) -> Array:
     """Open an existing array (modes ``r``, ``r+``, ``a``), or create one
@@ -116,6 +121,12 @@ def open_array(
     ``cache`` (a :class:`zarrpy.cache.Cache`): decoded chunks (inner chunks
     of a shard) are read through it and kept there, shared with every array
     opened with the same cache; writes through zarrpy drop what they make stale.
+
+    ``synchronizer`` (:class:`zarrpy.ProcessSynchronizer`, or a
+    :class:`zarrpy.LockSynchronizer` over dask's ``distributed.Lock``): locks
+    each chunk or shard a write reads and rewrites, across processes, so
+    processes writing parts of the same chunks or shards lose nothing.
+    Threads of one process need none (docs/reliability.md).
     """
     _check_mode(mode)
     _check_format(zarr_format)
@@ -124,15 +135,14 @@ def open_array(
     if mode in ("w", "w-") or (mode == "a" and create_kwargs and not node_exists(s, p)):
         if "data" not in create_kwargs:
             create_kwargs.setdefault("dtype", "float64")
-        array = create_array_at(s, p, overwrite=(mode == "w"), write_empty_chunks=write_empty_chunks,
-                                zarr_format=zarr_format or 3, **create_kwargs)
-        return array if cache is None else Array(s, p, array.metadata, write_empty_chunks=write_empty_chunks,
-                                                 cache=cache)
+        return create_array_at(s, p, overwrite=(mode == "w"), write_empty_chunks=write_empty_chunks,
+                               zarr_format=zarr_format or 3, cache=cache, synchronizer=synchronizer,
+                               **create_kwargs)
     if create_kwargs and mode != "a":
         raise TypeError(f"arguments for creating an array were given with mode={mode!r}, which only opens "
                         f"an existing array: {sorted(create_kwargs)}")
     return Array.open(s, p, read_only=(mode == "r"), write_empty_chunks=write_empty_chunks, zarr_format=zarr_format,
-                      cache=cache)
+                      cache=cache, synchronizer=synchronizer)
 
 
 def open_group(
@@ -145,6 +155,7 @@ def open_group(
     attributes: dict[str, Any] | None = None,
     use_consolidated: bool | None = None,
     cache: Cache | None = None,
+    synchronizer: Synchronizer | None = None,
 ) -> Group:
     """Open a group, creating it when ``mode`` allows (``a``, ``w``, ``w-``;
     a new group is V3 unless ``zarr_format=2``).
@@ -155,8 +166,8 @@ def open_group(
     if there is none). Consolidated metadata is a snapshot: see
     :mod:`zarrpy.metadata.consolidated`. Opening costs one batched store request.
 
-    ``cache``: arrays reached through the group (and its subgroups) read
-    through it, as with :func:`open_array`.
+    ``cache`` and ``synchronizer``: arrays reached through the group (and
+    its subgroups) use them, as with :func:`open_array`.
     """
     _check_mode(mode)
     _check_format(zarr_format)
@@ -164,16 +175,17 @@ def open_group(
     p = normalize_path(path)
     if mode in ("w", "w-"):
         return Group.create(s, p, attributes=attributes, overwrite=(mode == "w"), zarr_format=zarr_format or 3,
-                            cache=cache)
+                            cache=cache, synchronizer=synchronizer)
     try:
         metadata, zmetadata = read_node(s, p, zarr_format, zmetadata=use_consolidated is not False)
     except NodeNotFoundError:
         if mode != "a":
             raise
         _refuse_other_format(s, p, zarr_format)
-        return Group.create(s, p, attributes=attributes, zarr_format=zarr_format or 3, cache=cache)
+        return Group.create(s, p, attributes=attributes, zarr_format=zarr_format or 3, cache=cache,
+                            synchronizer=synchronizer)
     return Group._from_metadata(s, p, metadata, zmetadata, read_only=(mode == "r"), use_consolidated=use_consolidated,
-                                cache=cache)
+                                cache=cache, synchronizer=synchronizer)
 
 
 def create_group(store: Any, *, path: str | None = None, attributes: dict[str, Any] | None = None,
@@ -193,12 +205,13 @@ def open(
     storage_options: dict[str, Any] | None = None,
     use_consolidated: bool | None = None,
     cache: Cache | None = None,
+    synchronizer: Synchronizer | None = None,
     **kwargs: Any,
 ) -> Array | Group:
     """Open whatever node is at ``path`` (array or group). When nothing is
     there and ``mode`` allows, create an array if ``shape`` is given, else a group.
     ``use_consolidated`` applies to a group, as in :func:`open_group`;
-    ``cache`` to both (see :func:`open_array`)."""
+    ``cache`` and ``synchronizer`` to both (see :func:`open_array`)."""
     _check_mode(mode)
     _check_format(zarr_format)
     s = _store(store if store is not None else {}, storage_options, mode)
@@ -213,12 +226,14 @@ def open(
         metadata = None
     if metadata is None or mode in ("w", "w-"):
         if "shape" in kwargs:
-            return open_array(s, mode=mode, path=p, zarr_format=zarr_format, cache=cache, **kwargs)
-        return open_group(s, mode=mode, path=p, zarr_format=zarr_format, cache=cache, **kwargs)
+            return open_array(s, mode=mode, path=p, zarr_format=zarr_format, cache=cache, synchronizer=synchronizer,
+                              **kwargs)
+        return open_group(s, mode=mode, path=p, zarr_format=zarr_format, cache=cache, synchronizer=synchronizer,
+                          **kwargs)
     if isinstance(metadata, ARRAY_METADATA):
-        return Array(s, p, metadata, read_only=(mode == "r"), cache=cache)
+        return Array(s, p, metadata, read_only=(mode == "r"), cache=cache, synchronizer=synchronizer)
     return Group._from_metadata(s, p, metadata, zmetadata, read_only=(mode == "r"), use_consolidated=use_consolidated,
-                                cache=cache)
+                                cache=cache, synchronizer=synchronizer)
 
 
 __all__ = ["create_array", "create_group", "open", "open_array", "open_group"]

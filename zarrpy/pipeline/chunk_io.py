@@ -19,9 +19,10 @@ the first is stored, so a codec error or a corrupt old chunk writes nothing.
 from __future__ import annotations
 
 import math
+from contextlib import contextmanager
 from dataclasses import dataclass
 from types import EllipsisType
-from typing import Any, Hashable, Iterable, NamedTuple, Sequence
+from typing import Any, Hashable, Iterable, Iterator, NamedTuple, Sequence
 
 import numpy as np
 
@@ -41,6 +42,7 @@ from ..metadata.chunk_key_encoding import decode_chunk_key, encode_chunk_key
 from ..metadata.v3 import ArrayMetadataV3
 from ..stores.abc import Store
 from .cache_hook import ChunkCache
+from .synchronizer import Synchronizer
 from .concurrency import for_each_batch, map_chunks
 from .locks import locked
 from .values import ElementForm
@@ -103,8 +105,11 @@ class ChunkIO:
     def __init__(
         self, store: Store, path: str, metadata: ArrayMetadataV3, *, write_empty_chunks: bool = False,
         cache: ChunkCache | None = None,
+        synchronizer: Synchronizer | None = None,
     ):
         self.store = store
+        self.synchronizer = synchronizer
+        """Locks keys across processes for read-modify-write, when given."""
         self.path = path
         self.metadata = metadata
         self.write_empty_chunks = write_empty_chunks
@@ -506,7 +511,7 @@ class ChunkIO:
                 writes = [self._chunk_write(b) for b in by_key[key]]
                 encoded.append((key, self._update(key, old.get(key), writes)))
 
-        with locked(self._lock_token, needs_old):
+        with self._locked(needs_old):
             for_each_batch(encode_batch, list(by_key))
             for_each_batch(self._store_batch, encoded)
         self.forget({b.projection.chunk_coords for b in blocks})
@@ -551,6 +556,16 @@ class ChunkIO:
         elif self.store.exists(key):
             self.store.set(key, self.bound.encode(fill_chunk(self.spec)))
 
+    @contextmanager
+    def _locked(self, keys: Sequence[str]) -> Iterator[None]:
+        """This process's per-key locks, and the synchronizer's when there is one."""
+        with locked(self._lock_token, keys):
+            if self.synchronizer is None:
+                yield
+            else:
+                with self.synchronizer.locked(self._lock_token, keys):
+                    yield
+
     @property
     def _lock_token(self) -> Hashable:
         """The store's identity: equal for two store objects over the same data,
@@ -579,7 +594,7 @@ class ChunkIO:
                 ChunkWrite(sel, fill_chunk(self.spec, tuple(s.stop - s.start for s in sel)))
                 for sel in _outside(keep, chunk)
             ]
-            with locked(self._lock_token, [key]):
+            with self._locked([key]):
                 data = self._update(key, self.store.get(key), writes)
                 self._store_batch([(key, data)])
 

@@ -6,7 +6,8 @@ second store drops the first update (zarr-python's issues #3514 and #3682).
 Locks are striped (a fixed set, chosen by hash) so memory stays bounded
 however many keys exist, and taken in sorted order so writes that lock
 several keys cannot deadlock. They serialise threads of one process; writers
-in several processes still need to write disjoint chunks or shards.
+in several processes that share chunks or shards need a synchronizer as well
+(:mod:`zarrpy.pipeline.synchronizer`).
 """
 
 from __future__ import annotations
