@@ -46,7 +46,7 @@ import numpy as np
 from ..core.dtypes import DataType
 from ..errors import ChunkDecodeError, CodecError
 from ._config import check_any_int, check_choice, check_int, check_keys, clamp
-from ._limits import max_decoded_nbytes
+from ._limits import max_decoded_nbytes, too_large
 from .abc import BytesToBytesCodec, ChunkSpec, Codec
 
 CNAMES = ("lz4", "lz4hc", "blosclz", "zstd", "snappy", "zlib")
@@ -187,7 +187,7 @@ class BloscCodec(BytesToBytesCodec):
             If the header is truncated or inconsistent with the input, states
             a decoded size larger than the chunk can hold, or blosc fails.
         """
-        nbytes = _check_header(data, max_decoded_nbytes(spec))
+        nbytes = check_header(data, max_decoded_nbytes(spec), spec)
         if nbytes == 0:
             return b""  # blosc_decompress reports an error for empty frames
         from numcodecs import blosc
@@ -205,8 +205,10 @@ def _itemsize(spec: ChunkSpec) -> int:
     return max(spec.dtype.itemsize, 1)
 
 
-def _check_header(data: bytes, limit: int | None) -> int:
+def check_header(data: bytes, limit: int, spec: ChunkSpec, codec: str = "blosc") -> int:
     """Validate a frame header against ``data`` and ``limit``; return nbytes.
+
+    ``codec`` is the name errors give (``numcodecs.blosc`` reads the same frames).
 
     c-blosc1 reads as many bytes as the header's ``cbytes`` says and allocates
     what ``nbytes`` says, so both are checked here first, as are the block
@@ -214,7 +216,7 @@ def _check_header(data: bytes, limit: int | None) -> int:
     """
     if len(data) < _HEADER_NBYTES:
         raise ChunkDecodeError(
-            f"codec 'blosc': {len(data)} bytes is too short for a blosc header ({_HEADER_NBYTES})"
+            f"codec {codec!r}: {len(data)} bytes is too short for a blosc header ({_HEADER_NBYTES})"
         )
     fields: tuple[int, ...] = struct.unpack_from(
         "<BBBBIII", data
@@ -222,35 +224,32 @@ def _check_header(data: bytes, limit: int | None) -> int:
     _version, _versionlz, flags, _typesize, nbytes, blocksize, cbytes = fields
     if cbytes != len(data):
         raise ChunkDecodeError(
-            f"codec 'blosc': header says the frame has {cbytes} bytes, got {len(data)}"
+            f"codec {codec!r}: header says the frame has {cbytes} bytes, got {len(data)}"
         )
-    if nbytes > _MAX_BUFFER_NBYTES or (limit is not None and nbytes > limit):
-        raise ChunkDecodeError(
-            f"codec 'blosc': header claims {nbytes} decoded bytes, "
-            f"more than the chunk can hold ({limit if limit is not None else _MAX_BUFFER_NBYTES})"
-        )
+    if nbytes > min(limit, _MAX_BUFFER_NBYTES):
+        raise ChunkDecodeError(too_large(codec, min(limit, _MAX_BUFFER_NBYTES), spec, claimed=nbytes))
     if nbytes == 0:
         if cbytes != _HEADER_NBYTES:
-            raise ChunkDecodeError(f"codec 'blosc': an empty frame must be {_HEADER_NBYTES} bytes, got {cbytes}")
+            raise ChunkDecodeError(f"codec {codec!r}: an empty frame must be {_HEADER_NBYTES} bytes, got {cbytes}")
         return 0
     if flags & _FLAG_MEMCPYED:
         if cbytes != nbytes + _HEADER_NBYTES:
             raise ChunkDecodeError(
-                f"codec 'blosc': uncompressed frame of {nbytes} bytes must be "
+                f"codec {codec!r}: uncompressed frame of {nbytes} bytes must be "
                 f"{nbytes + _HEADER_NBYTES} bytes long, got {cbytes}"
             )
         return nbytes
     if blocksize == 0:
-        raise ChunkDecodeError("codec 'blosc': header has a block size of 0")
+        raise ChunkDecodeError(f"codec {codec!r}: header has a block size of 0")
     nblocks = -(-nbytes // blocksize)
     first = _HEADER_NBYTES + 4 * nblocks
     if first > cbytes:
         raise ChunkDecodeError(
-            f"codec 'blosc': {nblocks} blocks do not fit in a frame of {cbytes} bytes"
+            f"codec {codec!r}: {nblocks} blocks do not fit in a frame of {cbytes} bytes"
         )
     starts = np.frombuffer(data, dtype="<u4", count=nblocks, offset=_HEADER_NBYTES)
     if nblocks and (int(starts.min()) < first or int(starts.max()) >= cbytes):
-        raise ChunkDecodeError("codec 'blosc': a block starts outside the frame")
+        raise ChunkDecodeError(f"codec {codec!r}: a block starts outside the frame")
     return nbytes
 
 

@@ -29,9 +29,9 @@ from __future__ import annotations
 import zlib
 from typing import Any, Mapping
 
-from ..errors import ChunkDecodeError
 from ._config import check_any_int, check_int, check_keys, clamp
 from ._limits import max_decoded_nbytes
+from ._stream import MemberReader, read_capped
 from .abc import BytesToBytesCodec, ChunkSpec
 
 _GZIP_WBITS = 31  # 16 + 15: gzip header/trailer, 32 KiB window
@@ -81,40 +81,10 @@ class GzipCodec(BytesToBytesCodec):
             check, has trailing garbage, or decodes to more bytes than the
             chunk can hold.
         """
-        try:
-            return _gunzip(data, max_decoded_nbytes(spec))
-        except zlib.error as exc:
-            raise ChunkDecodeError(f"codec 'gzip': corrupt data: {exc}") from None
-
-
-def _gunzip(data: bytes, limit: int | None) -> bytes:
-    parts: list[bytes] = []
-    total = 0
-    rest = data
-    while True:
-        d = zlib.decompressobj(_GZIP_WBITS)
-        # max_length caps the output buffer; one byte more than allowed tells
-        # "too large" apart from "exactly at the limit".
-        part = d.decompress(rest) if limit is None else d.decompress(rest, limit - total + 1)
-        total += len(part)
-        if limit is not None and total > limit:
-            raise ChunkDecodeError(
-                f"codec 'gzip': data decodes to more than {limit} bytes, "
-                "more than the chunk can hold"
-            )
-        if not d.eof:
-            raise ChunkDecodeError(
-                f"codec 'gzip': truncated data ({len(data)} bytes; the gzip member does not end)"
-            )
-        parts.append(part)
-        rest = d.unused_data
-        if not rest:
-            break
-        if rest[0] == 0:  # gzip(1) accepts zero padding after the last member
-            if rest.count(0) != len(rest):
-                raise ChunkDecodeError("codec 'gzip': garbage after the zero padding")
-            break
-    return parts[0] if len(parts) == 1 else b"".join(parts)
+        limit = max_decoded_nbytes(spec)
+        read = MemberReader(self.name, data, lambda: zlib.decompressobj(_GZIP_WBITS),
+                            after="members_or_zeros", errors=(zlib.error,))
+        return read_capped(self.name, read, limit, spec)
 
 
 __all__ = ["GzipCodec"]

@@ -51,9 +51,14 @@ configured dtype of another kind or size than the chunk's is a
 
 **Errors.** A bad configuration is a CodecError naming the codec; anything
 numcodecs raises while decoding becomes a
-:class:`~zarrpy.errors.ChunkDecodeError` naming the codec. numcodecs decoders
-take no output limit, so a compressed bomb is only caught after it has been
-decoded (the decoded size is then checked against what the chunk can hold).
+:class:`~zarrpy.errors.ChunkDecodeError` naming the codec.
+
+**Bounded decoding.** numcodecs decoders take no output limit. For
+``zlib``, ``bz2``, ``lzma``, ``lz4`` and ``blosc`` zarrpy streams the data
+with a cap or checks the frame's size header before numcodecs allocates
+(:mod:`zarrpy.codecs._compressors`), so a compressed bomb stops at what the
+chunk can hold (:mod:`zarrpy.codecs._limits`). Other codecs are decoded by
+numcodecs and their output checked after.
 
 >>> cls = codec_class("numcodecs.zlib")
 >>> cls.from_config({"level": 1}).to_json()
@@ -75,7 +80,8 @@ import numpy as np
 from ..core.array_bytes import ArrayBytes
 from ..core.dtypes import DataType
 from ..errors import ChunkDecodeError, CodecError, MetadataError, UnknownCodecError
-from ._limits import max_decoded_nbytes
+from ._compressors import BOUNDED
+from ._limits import max_decoded_nbytes, too_large
 from .abc import ArrayToArrayCodec, ArrayToBytesCodec, BytesToBytesCodec, ChunkSpec, Codec
 
 PREFIX = "numcodecs."
@@ -308,24 +314,22 @@ class NumcodecsBytesCodec(_NumcodecsCodec, BytesToBytesCodec):
         if self.codec_id == "blosc":
             # The frame is the native codec's: check its header before c-blosc
             # reads or allocates what it states.
-            from .blosc import _check_header
+            from .blosc import check_header
 
-            try:
-                _check_header(data, limit)
-            except ChunkDecodeError as exc:
-                raise ChunkDecodeError(str(exc).replace("codec 'blosc'", f"codec {self.name!r}")) from None
+            check_header(data, limit, spec, self.name)
         if spec.size == 0 and not spec.dtype.is_variable and data == _to_bytes(impl.encode(b"")):
             return b""  # numcodecs cannot decode some of its own empty frames (lz4, blosc)
+        bounded = BOUNDED.get(self.codec_id)
+        if bounded is not None:
+            return bounded(self.name, impl, data, limit, spec)
         try:
             out = _to_bytes(impl.decode(data))
         except MemoryError:
             raise
         except Exception as exc:
             raise ChunkDecodeError(f"codec {self.name!r}: corrupt data: {type(exc).__name__}: {exc}") from None
-        if limit is not None and len(out) > limit:
-            raise ChunkDecodeError(
-                f"codec {self.name!r}: data decodes to {len(out)} bytes, more than the chunk can hold ({limit})"
-            )
+        if len(out) > limit:
+            raise ChunkDecodeError(too_large(self.name, limit, spec))
         return out
 
 

@@ -46,6 +46,7 @@ from ._config import check_choice, check_keys
 from .abc import ArrayToBytesCodec, ByteReader, ChunkSpec
 from .partial import DEFAULT_OPTIONS, PARTIAL, WHOLE_ONLY, ArrayPartialDecoder, CodecCapabilities, DecodeOptions
 from .bytes import BytesCodec
+from ._limits import max_chunk_nbytes, too_large
 from ._parts import bind_part, decode_part
 from .chain import BoundChain, CodecChain
 
@@ -199,7 +200,7 @@ class VlenCodec(ArrayToBytesCodec):
             index_part = view[nbytes - _L_NBYTES - index_nbytes : nbytes - _L_NBYTES]
             data_part = view[: nbytes - _L_NBYTES - index_nbytes]
         offsets = self._decode_index(bytes(index_part), spec.size)
-        payload = self._decode_data(bytes(data_part), int(offsets[-1]))
+        payload = self._decode_data(bytes(data_part), int(offsets[-1]), spec)
         return ArrayBytes.variable(offsets, payload, spec.shape)
 
     # -- partial decoding ----------------------------------------------
@@ -261,8 +262,9 @@ class VlenCodec(ArrayToBytesCodec):
                 )
         return offsets
 
-    def _decode_data(self, encoded: bytes, nbytes: int) -> bytes:
-        """Decode the data part, which the index says holds ``nbytes``."""
+    def _decode_data(self, encoded: bytes, nbytes: int, spec: ChunkSpec) -> bytes:
+        """Decode the data part, which the index says holds ``nbytes``: at most
+        the variable-length ceiling unless it is stored raw (:mod:`._limits`)."""
         if not encoded:
             if nbytes:
                 raise ChunkDecodeError(
@@ -275,6 +277,8 @@ class VlenCodec(ArrayToBytesCodec):
                     f"codec {NAME!r}: the index ends at offset {nbytes} but the data part has {len(encoded)} bytes"
                 )
             return encoded
+        if nbytes > (ceiling := max_chunk_nbytes()):  # checked before the data codecs decode that much
+            raise ChunkDecodeError(too_large(NAME, ceiling, spec, claimed=nbytes))
         # A data part that decodes to nothing is accepted when the index
         # says so (a writer that ran the data codecs on no data).
         decoded = decode_part(NAME, "data", _bind_data(self.data_codecs, nbytes), encoded).array

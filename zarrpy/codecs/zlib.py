@@ -32,7 +32,7 @@ from __future__ import annotations
 import zlib
 from typing import Any, Mapping
 
-from ..errors import ChunkDecodeError
+from ._compressors import decompress_zlib
 from ._config import check_any_int, check_int, check_keys, clamp
 from ._limits import max_decoded_nbytes
 from .abc import ChunkSpec
@@ -70,19 +70,7 @@ class ZlibCodec(NumcodecsBytesCodec):
     def decode(self, data: bytes, spec: ChunkSpec) -> bytes:
         """Raises ChunkDecodeError if ``data`` is not a whole zlib stream or
         decodes to more bytes than the chunk can hold."""
-        limit = max_decoded_nbytes(spec)
-        d = zlib.decompressobj()
-        try:  # max_length: one byte over the limit tells "too large" from "exactly at it"
-            out = d.decompress(data) if limit is None else d.decompress(data, limit + 1)
-        except zlib.error as exc:
-            raise ChunkDecodeError(f"codec {self.name!r}: corrupt data: {exc}") from None
-        if limit is not None and len(out) > limit:
-            raise ChunkDecodeError(
-                f"codec {self.name!r}: data decodes to more than {limit} bytes, more than the chunk can hold"
-            )
-        if not d.eof:
-            raise ChunkDecodeError(f"codec {self.name!r}: truncated data ({len(data)} bytes; the stream does not end)")
-        return out
+        return decompress_zlib(self.name, data, max_decoded_nbytes(spec), spec)
 
     def __reduce__(self) -> tuple[Any, ...]:
         return (type(self), (self.level,))

@@ -39,7 +39,8 @@ import zstandard
 from ..core.dtypes import DataType
 from ..errors import ChunkDecodeError, CodecError
 from ._config import check_any_int, check_int, check_keys, clamp
-from ._limits import max_decoded_nbytes
+from ._limits import max_decoded_nbytes, too_large
+from ._stream import read_capped
 from .abc import BytesToBytesCodec, ChunkSpec
 
 _MIN_LEVEL = -131072
@@ -48,7 +49,7 @@ _MAX_LEVEL = 22
 # A zstd block regenerates at most 128 KiB, from as little as 4 bytes (an RLE
 # block): at most 2**15 decoded bytes per compressed byte. Streaming decode
 # feeds pieces of at most (output still allowed) / 2**15 bytes, and at least
-# 64, so one call overshoots the limit by at most max(limit, 2 MiB).
+# 64, so one call overshoots the limit by at most 2 MiB.
 _MAX_RATIO_LOG2 = 15
 _MIN_FEED_NBYTES = 64
 _MAX_FEED_NBYTES = 1 << 16
@@ -101,9 +102,8 @@ class ZstdCodec(BytesToBytesCodec):
             If ``data`` is not zstd, is truncated, fails its checksum, has
             trailing garbage, or decodes to more bytes than the chunk can hold.
         """
-        limit = max_decoded_nbytes(spec)
         try:
-            return _decompress(data, limit)
+            return _decompress(data, max_decoded_nbytes(spec), spec)
         except zstandard.ZstdError as exc:
             raise ChunkDecodeError(f"codec 'zstd': corrupt data: {exc}") from None
 
@@ -134,15 +134,12 @@ def _decompressor() -> zstandard.ZstdDecompressor:
     return dctx
 
 
-def _decompress(data: bytes, limit: int | None) -> bytes:
+def _decompress(data: bytes, limit: int, spec: ChunkSpec) -> bytes:
     if len(data) == 0:
         raise ChunkDecodeError("codec 'zstd': empty input is not a zstd frame")
     content_size = zstandard.frame_content_size(data)
-    if content_size >= 0 and limit is not None and content_size > limit:
-        raise ChunkDecodeError(
-            f"codec 'zstd': frame claims {content_size} decoded bytes, "
-            f"more than the chunk can hold ({limit})"
-        )
+    if content_size > limit:
+        raise ChunkDecodeError(too_large("zstd", limit, spec, claimed=content_size))
     if content_size > 0:
         # The common case: one frame of stated size, decoded in one call into
         # a buffer of exactly that size. Extra input means more frames (or
@@ -152,40 +149,43 @@ def _decompress(data: bytes, limit: int | None) -> bytes:
             return _decompressor().decompress(data, allow_extra_data=False)
         except zstandard.ZstdError:
             pass
-    return _decompress_stream(data, limit)
+    return read_capped("zstd", _FrameReader(data), limit, spec)
 
 
-def _decompress_stream(data: bytes, limit: int | None) -> bytes:
-    dctx = _decompressor()
-    view = memoryview(data)
-    parts: list[bytes] = []
-    total = 0
-    pos = 0
-    while pos < len(view):  # one frame per iteration
-        dobj = dctx.decompressobj()
-        while not dobj.eof and pos < len(view):
-            # Without a limit, each frame is fed whole; with one, in pieces
-            # small enough that the output is checked as it grows.
-            if limit is None:
-                feed = len(view)
-            else:
-                feed = min(max((limit - total) >> _MAX_RATIO_LOG2, _MIN_FEED_NBYTES), _MAX_FEED_NBYTES)
-            piece = view[pos:pos + feed]
-            pos += len(piece)
-            part = dobj.decompress(piece)
-            total += len(part)
-            if limit is not None and total > limit:
+class _FrameReader:
+    """``read(budget)`` over the frames of ``data`` for :func:`read_capped`.
+
+    zstandard's decompressor takes no output limit, so input is fed in
+    pieces of at most ``budget / 2**15`` bytes: one piece then decodes to
+    at most ``max(budget, 2 MiB)`` bytes.
+    """
+
+    __slots__ = ("_dobj", "_pos", "_view")
+
+    def __init__(self, data: bytes):
+        self._view = memoryview(data)
+        self._pos = 0
+        self._dobj: Any = None
+
+    def __call__(self, budget: int) -> bytes:
+        view = self._view
+        while True:
+            if self._dobj is None or self._dobj.eof:
+                if self._dobj is not None:  # the next frame starts inside the last piece
+                    self._pos -= len(self._dobj.unused_data)
+                if self._pos >= len(view):
+                    return b""
+                self._dobj = _decompressor().decompressobj()
+            if self._pos >= len(view):
                 raise ChunkDecodeError(
-                    f"codec 'zstd': data decodes to more than {limit} bytes, "
-                    "more than the chunk can hold"
+                    f"codec 'zstd': truncated data ({len(view)} bytes; the frame does not end)"
                 )
-            parts.append(part)
-        if not dobj.eof:
-            raise ChunkDecodeError(
-                f"codec 'zstd': truncated data ({len(view)} bytes; the frame does not end)"
-            )
-        pos -= len(dobj.unused_data)  # the next frame starts inside the last piece
-    return b"".join(parts)
+            feed = min(max(budget >> _MAX_RATIO_LOG2, _MIN_FEED_NBYTES), _MAX_FEED_NBYTES)
+            piece = view[self._pos:self._pos + feed]
+            self._pos += len(piece)
+            out: bytes = self._dobj.decompress(piece)
+            if out:
+                return out
 
 
 __all__ = ["ZstdCodec"]
