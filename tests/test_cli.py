@@ -180,3 +180,47 @@ def test_help_reads_as_plain_text():
     top = run_cli("--help").stdout
     assert "Zarr" in top and "--version" in top and "--traceback" in top
     assert "info" in top and "consolidate" in top
+
+
+def _plant_temp(directory, basename, pid):
+    from zarrpy.stores._tempfiles import HOST_TAG, TMP_PREFIX
+
+    path = directory / f"{TMP_PREFIX}{basename}-{HOST_TAG}-{pid}-00112233aabbccdd"
+    path.write_bytes(b"half a chunk")
+    return path
+
+
+def _dead_pid():
+    proc = subprocess.Popen([sys.executable, "-c", "pass"])
+    proc.wait()
+    return proc.pid
+
+
+def test_verify_lists_stale_temp_files_and_clean_removes_them(tmp_path, capsys):
+    a = zarrpy.create_array(str(tmp_path / "a.zarr"), shape=(4,), dtype="int8", chunks=(2,))
+    a[...] = 1
+    target = str(tmp_path / "a.zarr")
+    assert main(["verify", target]) == 0
+    assert "no stale temporary files" in capsys.readouterr().out
+    stale = _plant_temp(tmp_path / "a.zarr" / "c", "0", _dead_pid())
+    live = _plant_temp(tmp_path / "a.zarr", "zarr.json", os.getpid())
+    assert main(["verify", target]) == 1
+    out = capsys.readouterr().out
+    assert f"stale temporary file: {os.path.join('c', stale.name)}" in out
+    assert f"in progress (kept): {live.name}" in out
+    assert "1 stale temporary file(s), 12 bytes" in out and "verify --clean" in out
+    assert stale.exists()
+    assert main(["verify", "--clean", target]) == 0
+    assert "removed 1 stale temporary file(s)" in capsys.readouterr().out
+    assert not stale.exists() and live.exists()
+    assert main(["verify", target]) == 0
+    assert np.array_equal(zarrpy.open_array(target)[...], [1, 1, 1, 1])
+
+
+def test_verify_of_a_missing_or_non_directory_store_is_one_error_line(tmp_path):
+    assert_one_error_line(run_cli("verify", str(tmp_path / "nope.zarr")), "nope.zarr")
+    import zipfile
+
+    with zipfile.ZipFile(tmp_path / "s.zip", "w") as zf:
+        zf.writestr("zarr.json", b"{}")
+    assert_one_error_line(run_cli("verify", str(tmp_path / "s.zip")), "s.zip", "ZipStore")

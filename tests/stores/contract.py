@@ -4,7 +4,10 @@ Subclass :class:`StoreContract` in a ``test_*.py`` module (the class name
 must start with ``Test``) and provide:
 
 - a ``store`` fixture returning an empty, writable store;
-- ``open_read_only(store)``, returning a read-only store over the same data.
+- ``open_read_only(store)``, returning a read-only store over the same data;
+- ``break_backend(store, monkeypatch)``, making every I/O call of the store's
+  backend raise ``OSError(EIO)`` (until ``monkeypatch.undo()``): the store must
+  answer with a :class:`~zarrpy.errors.StoreError` naming the key.
 
 Every store promises atomic overwrites (a reader racing a writer sees the old
 or the new value, never a mix). ``threads`` sets how many threads the
@@ -13,14 +16,21 @@ concurrency tests use.
 
 from __future__ import annotations
 
+import errno
 import pickle
 import threading
+from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 
 import pytest
 
-from zarrpy.core.byte_range import ByteRequest, OffsetRequest, RangeRequest, SuffixRequest
-from zarrpy.errors import InvalidKeyError, KeyNotFoundError, ReadOnlyError
+from zarrpy.core.byte_range import (
+    ByteRequest,
+    OffsetRequest,
+    RangeRequest,
+    SuffixRequest,
+)
+from zarrpy.errors import InvalidKeyError, KeyNotFoundError, ReadOnlyError, StoreError
 from zarrpy.stores.abc import Store
 
 VALUE = b"0123456789"
@@ -77,6 +87,9 @@ class StoreContract:
         raise NotImplementedError("a StoreContract subclass must provide a `store` fixture")
 
     def open_read_only(self, store: Store) -> Store:
+        raise NotImplementedError
+
+    def break_backend(self, store: Store, monkeypatch: pytest.MonkeyPatch) -> None:
         raise NotImplementedError
 
     # -- get / set / delete ---------------------------------------------------
@@ -334,3 +347,40 @@ class StoreContract:
             stop.set()
             reader.join(timeout=30)
         assert seen and all(v in values for v in seen)
+
+    # -- backend failures --------------------------------------------------------------
+    def test_backend_errors_are_store_errors_naming_the_key(
+        self, store: Store, monkeypatch: pytest.MonkeyPatch
+    ) -> None:
+        """An OSError of the backend (EIO here; permission denied, disk full …)
+        reaches the caller as a StoreError naming the key, the OSError chained."""
+        store.set("a/k", VALUE)
+        calls: list[tuple[str, Callable[[], object]]] = [
+            ("a/k", lambda: store.get("a/k")),
+            ("a/k", lambda: store.get("a/k", RangeRequest(0, 2))),
+            ("a/k", lambda: store.get("a/k", SuffixRequest(2))),
+            ("a/k", lambda: store.get_partial_values([("a/k", RangeRequest(1, 3)), ("a/k", None)])),
+            ("a/k", lambda: store.set("a/k", b"new")),
+            ("a/new", lambda: store.set("a/new", b"new")),
+            ("a/", lambda: list(store.list_prefix("a/"))),
+            ("a/k", lambda: store.getsize("a/k")),
+        ]
+        if store.supports_deletes:
+            calls.append(("a/k", lambda: store.delete("a/k")))
+        self.break_backend(store, monkeypatch)
+        for key, call in calls:
+            with pytest.raises(StoreError) as info:
+                call()
+            err = info.value
+            assert repr(key) in str(err), str(err)
+            assert isinstance(err.__cause__, OSError) and err.__cause__.errno == errno.EIO, repr(err.__cause__)
+            assert err.errno == errno.EIO and err.key == key
+            assert not isinstance(err, (InvalidKeyError, KeyNotFoundError))
+        monkeypatch.undo()
+        assert store.get("a/k") == VALUE  # the failed calls changed nothing
+        assert sorted(store.list()) == ["a/k"]
+
+
+def eio(*args: object, **kwargs: object) -> None:
+    """A backend call that fails as a broken disk or connection would."""
+    raise OSError(errno.EIO, "Input/output error (injected)")

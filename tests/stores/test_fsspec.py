@@ -12,10 +12,23 @@ from zarrpy.core.byte_range import OffsetRequest, RangeRequest, SuffixRequest
 from zarrpy.errors import StoreError
 from zarrpy.stores import FsspecStore
 
-from .contract import StoreContract
+from .contract import StoreContract, eio
+
+FS_CALLS = ("cat_file", "cat_ranges", "pipe_file", "rm_file", "find", "ls", "info", "makedirs")
 
 
-class TestFsspecMemory(StoreContract):
+def break_fsspec(store: FsspecStore, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Every filesystem call of ``store`` raises OSError(EIO)."""
+    for name in FS_CALLS:
+        monkeypatch.setattr(store.fs, name, eio)
+
+
+class FsspecContract(StoreContract):
+    def break_backend(self, store: FsspecStore, monkeypatch: pytest.MonkeyPatch) -> None:
+        break_fsspec(store, monkeypatch)
+
+
+class TestFsspecMemory(FsspecContract):
     @pytest.fixture
     def store(self) -> FsspecStore:
         return FsspecStore.from_url(f"memory://zarrpy-tests/{uuid.uuid4().hex}")
@@ -24,7 +37,7 @@ class TestFsspecMemory(StoreContract):
         return FsspecStore.from_url(store.url, read_only=True)
 
 
-class TestFsspecMemoryFromFilesystem(StoreContract):
+class TestFsspecMemoryFromFilesystem(FsspecContract):
     """Built from a filesystem object rather than a URL (pickles the fs)."""
 
     @pytest.fixture
@@ -35,7 +48,7 @@ class TestFsspecMemoryFromFilesystem(StoreContract):
         return FsspecStore(store.fs, store.path, read_only=True)
 
 
-class TestFsspecLocal(StoreContract):
+class TestFsspecLocal(FsspecContract):
     @pytest.fixture
     def store(self, tmp_path: Path) -> FsspecStore:
         return FsspecStore.from_url((tmp_path / "store.zarr").as_uri())

@@ -21,7 +21,7 @@ import s3fs  # noqa: E402
 from zarrpy.core.byte_range import RangeRequest, SuffixRequest  # noqa: E402
 from zarrpy.stores import FsspecStore, store_from_url  # noqa: E402
 
-from .contract import StoreContract  # noqa: E402
+from .test_fsspec import FsspecContract  # noqa: E402
 
 BUCKET = "zarrpy-test"
 DUMMY_ENV = {
@@ -88,7 +88,7 @@ def s3_options() -> Iterator[dict[str, Any]]:
             server.stop()
 
 
-class TestFsspecS3(StoreContract):
+class TestFsspecS3(FsspecContract):
     threads = 4
 
     @pytest.fixture

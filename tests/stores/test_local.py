@@ -11,7 +11,27 @@ from zarrpy.core.byte_range import RangeRequest, SuffixRequest
 from zarrpy.errors import InvalidKeyError, StoreError
 from zarrpy.stores import LocalStore
 
-from .contract import StoreContract
+from .contract import StoreContract, eio
+
+OS_CALLS = ("open", "scandir", "stat", "lstat", "unlink", "replace", "remove", "makedirs")
+
+
+def break_local(store: LocalStore, monkeypatch: pytest.MonkeyPatch) -> None:
+    """os calls on paths under ``store``'s root (or relative to a directory
+    descriptor) raise OSError(EIO); everything else works as usual."""
+    root = os.fspath(store.root)
+    for name in OS_CALLS:
+        real = getattr(os, name)
+
+        def call(*args, _real=real, **kwargs):  # type: ignore[no-untyped-def]
+            path = args[0] if args else kwargs.get("path", "")
+            if kwargs.get("dir_fd") is not None or kwargs.get("src_dir_fd") is not None:
+                return eio()
+            if isinstance(path, (str, os.PathLike)) and os.fspath(path).startswith(root):
+                return eio()
+            return _real(*args, **kwargs)
+
+        monkeypatch.setattr(os, name, call)
 
 
 class TestLocalStore(StoreContract):
@@ -21,6 +41,9 @@ class TestLocalStore(StoreContract):
 
     def open_read_only(self, store: LocalStore) -> LocalStore:
         return LocalStore(store.root, read_only=True)
+
+    def break_backend(self, store: LocalStore, monkeypatch: pytest.MonkeyPatch) -> None:
+        break_local(store, monkeypatch)
 
 
 def _files(root: Path) -> list[str]:

@@ -6,7 +6,14 @@ import pytest
 
 from zarrpy.stores import MemoryStore
 
-from .contract import StoreContract
+from .contract import StoreContract, eio
+
+
+class _BrokenMapping(dict):  # type: ignore[type-arg]
+    """A mapping whose every access fails (think a shelve on a failing disk)."""
+
+    __getitem__ = __setitem__ = __delitem__ = __contains__ = __iter__ = eio  # type: ignore[assignment]
+    get = pop = items = keys = values = eio  # type: ignore[assignment]
 
 
 class TestMemoryStore(StoreContract):
@@ -16,6 +23,9 @@ class TestMemoryStore(StoreContract):
 
     def open_read_only(self, store: MemoryStore) -> MemoryStore:
         return MemoryStore(store._data, read_only=True)
+
+    def break_backend(self, store: MemoryStore, monkeypatch: pytest.MonkeyPatch) -> None:
+        monkeypatch.setattr(store, "_data", _BrokenMapping())
 
 
 def test_uses_the_given_dict() -> None:

@@ -13,10 +13,10 @@ import pytest
 
 import zarrpy
 from zarrpy.core.byte_range import OffsetRequest, RangeRequest, SuffixRequest
-from zarrpy.errors import KeyNotFoundError, ReadOnlyError, StoreError
+from zarrpy.errors import InvalidKeyError, KeyNotFoundError, ReadOnlyError, StoreError
 from zarrpy.stores import FsspecStore, LocalStore, ZipStore, store_from_url
 
-from .contract import LISTING_KEYS, VALUE, StoreContract
+from .contract import LISTING_KEYS, VALUE, StoreContract, eio
 
 zarr = pytest.importorskip("zarr")
 
@@ -33,6 +33,10 @@ class TestZipStore(StoreContract):
     def open_read_only(self, store: ZipStore) -> ZipStore:
         store.close()  # the central directory is written on close
         return ZipStore(store.path, mode="r")
+
+    def break_backend(self, store: ZipStore, monkeypatch: pytest.MonkeyPatch) -> None:
+        for name in ("open", "writestr", "namelist", "getinfo"):
+            monkeypatch.setattr(zipfile.ZipFile, name, eio)
 
     # Zip archives cannot remove members: the contract's delete tests become
     # "deleting a present key is refused and changes nothing".
@@ -365,3 +369,21 @@ def test_zip_url_to_a_missing_archive_points_to_zipstore(tmp_path: Path) -> None
     with pytest.raises(StoreError, match=r"new\.zip.*ZipStore"):
         zarrpy.create_array(url, shape=(2,), dtype="int8")
     assert not (tmp_path / "new.zip").exists()
+
+
+def test_member_names_that_are_not_keys_are_never_listed_or_reached(tmp_path: Path) -> None:
+    """Zip slip: an archive made elsewhere may name members ``../x`` or ``/x``.
+    ZipStore never extracts; such members are not listed and no key names them."""
+    path = tmp_path / "inside" / "slip.zip"
+    path.parent.mkdir()
+    with zipfile.ZipFile(path, "w") as zf:
+        zf.writestr("zarr.json", b"{}")
+        for name in ("../escaped", "/etc/escaped", "a/../../escaped", "a//b", "dir/"):
+            zf.writestr(zipfile.ZipInfo(name), b"x")
+    store = ZipStore(path)
+    assert sorted(store.list()) == ["zarr.json"]
+    assert sorted(store.list_dir("")) == ["zarr.json"]
+    for key in ("../escaped", "/etc/escaped", "a/../../escaped"):
+        with pytest.raises(InvalidKeyError):
+            store.get(key)
+    assert sorted(p.name for p in tmp_path.rglob("*")) == ["inside", "slip.zip"]

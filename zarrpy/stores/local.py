@@ -143,9 +143,15 @@ class LocalStore(Store):
         err.key = key
         return err
 
-    def _check_inside(self, key: str, parts: list[str]) -> None:
+    def _check_inside(self, key: str, parts: list[str], verb: str) -> None:
         """Refuse ``key`` if its path leads out of the root (before an open)."""
-        if not self.follow_symlinks and not self._confined.resolves_inside(parts):
+        if self.follow_symlinks:
+            return
+        try:
+            inside = self._confined.resolves_inside(parts)
+        except OSError as exc:  # cannot tell where it leads: cannot serve it
+            raise store_error(self, verb, key, exc) from exc
+        if not inside:
             raise self._escape(key)
 
     def _check_fd(self, key: str, fd: int) -> None:
@@ -158,15 +164,15 @@ class LocalStore(Store):
         """The key's file open for reading, or None if there is none."""
         parts = self._parts(key)
         if not self._confined.can_check_fds:
-            self._check_inside(key, parts)
+            self._check_inside(key, parts, "read")
         path = self._path(parts)
         try:
             fd = os.open(path, _READ_FLAGS)
         except _MISSING:
-            self._check_inside(key, parts)  # "missing" must not answer for a place outside
+            self._check_inside(key, parts, "read")  # "missing" must not answer for a place outside
             return None
         except OSError as exc:
-            self._check_inside(key, parts)
+            self._check_inside(key, parts, "read")
             if os.path.isdir(path):
                 return None  # Windows cannot open a directory: not a key either way
             raise store_error(self, "read", key, exc) from exc
@@ -177,7 +183,7 @@ class LocalStore(Store):
                 os.close(fd)
                 return None  # a "directory" is not a key
             if not stat.S_ISREG(mode):
-                raise store_error(self, "read", key, OSError(errno.EINVAL, "not a regular file", path))
+                raise store_error(self, "read", key, OSError(errno.EINVAL, "not a regular file (a FIFO, socket or device)"))
             return open(fd, "rb")
         except BaseException:
             os.close(fd)
@@ -215,7 +221,7 @@ class LocalStore(Store):
     def _stat(self, key: str) -> os.stat_result | None:
         """The key's file status, or None if it holds no value."""
         parts = self._parts(key)
-        self._check_inside(key, parts)
+        self._check_inside(key, parts, "stat")
         try:
             st = os.stat(self._path(parts))
         except _MISSING:
@@ -237,7 +243,7 @@ class LocalStore(Store):
     # -- writes ------------------------------------------------------------
     def _set(self, key: str, value: bytes) -> None:
         parts = key.split("/")
-        self._check_inside(key, parts)
+        self._check_inside(key, parts, "write")
         parent = self._path(parts[:-1])
         try:
             if DIR_FD:
@@ -379,7 +385,7 @@ class LocalStore(Store):
 
     def _delete(self, key: str) -> None:
         parts = key.split("/")
-        self._check_inside(key, parts)
+        self._check_inside(key, parts, "delete")
         parent = self._path(parts[:-1])
         try:
             if DIR_FD:
@@ -432,7 +438,10 @@ class LocalStore(Store):
     def _listed_dir(self, prefix: str, head: str) -> tuple[str, str]:
         """``(path, real path)`` of the directory ``head`` of a list ``prefix``."""
         parts = head.split("/") if head else []
-        real = self._confined.resolve(parts)
+        try:
+            real = self._confined.resolve(parts)
+        except OSError as exc:
+            raise store_error(self, "list", prefix or "/", exc) from exc
         if not self.follow_symlinks and not self._confined.inside(real):
             raise self._escape(prefix)
         return self._path(parts), real

@@ -132,6 +132,8 @@ class ZipStore(Store):
             return self._open().getinfo(key)
         except KeyError:
             return None
+        except OSError as exc:
+            raise store_error(self, "find", key, exc) from exc
 
     # -- reads -------------------------------------------------------------
     def get(self, key: str, byte_range: ByteRequest | None = None) -> bytes | None:
@@ -197,8 +199,11 @@ class ZipStore(Store):
         prefix = validate_prefix(prefix)
         with self._lock:
             zf = self._open()
-            names = dict.fromkeys(zf.namelist())  # duplicates once, in order
-            return [zf.getinfo(n) for n in names if n.startswith(prefix) and _is_key(n)]
+            try:
+                names = dict.fromkeys(zf.namelist())  # duplicates once, in order
+                return [zf.getinfo(n) for n in names if n.startswith(prefix) and _is_key(n)]
+            except OSError as exc:
+                raise store_error(self, "list", prefix, exc) from exc
 
     def list_prefix(self, prefix: str) -> Iterator[str]:
         return iter([info.filename for info in self._members(prefix)])

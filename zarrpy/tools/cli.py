@@ -1,8 +1,9 @@
-"""The zarrpy command line: demo, info, migrate and consolidate.
+"""The zarrpy command line: demo, info, migrate, consolidate and verify.
 
 Exit status: 0 on success, 1 when the command fails (one ``zarrpy: error:``
 line on stderr; ``--traceback`` or ``ZARRPY_DEBUG=1`` shows the traceback
-instead), 2 on a usage error.
+instead) or ``verify`` finds stale temporary files it was not asked to clean,
+2 on a usage error.
 """
 
 from __future__ import annotations
@@ -128,6 +129,24 @@ def _consolidate(target: str, path: str | None) -> int:
     return 0
 
 
+def _verify(target: str, clean: bool) -> int:
+    from .verify import check_temp_files
+
+    report = check_temp_files(target, clean=clean)
+    for rel in report.stale:
+        print(f"{'removed' if rel in report.removed else 'stale'} temporary file: {rel}")
+    for rel in report.live:
+        print(f"in progress (kept): {rel}")
+    count = f"{len(report.stale)} stale temporary file(s), {report.stale_nbytes:,} bytes"
+    if not report.stale:
+        print(f"{target}: no stale temporary files")
+    elif report.ok:
+        print(f"{target}: removed {count}")
+    else:
+        print(f'{target}: {count}; run "zarrpy verify --clean {target}" to remove them')
+    return 0 if report.ok else 1
+
+
 def _error_line(exc: BaseException) -> str:
     """One line for an expected failure: zarrpy's own messages as they are,
     other exceptions prefixed with their type (``FileNotFoundError: …``)."""
@@ -158,6 +177,11 @@ def _parser() -> argparse.ArgumentParser:
     consolidate = sub.add_parser("consolidate", help="write consolidated metadata for a group's hierarchy")
     consolidate.add_argument("target", metavar="PATH_OR_URL", help="a directory, or an fsspec URL")
     consolidate.add_argument("--path", help="group path inside the store (default: the root)")
+    verify = sub.add_parser(
+        "verify", help="list temporary files left by interrupted writers (exit 1 if any is stale)")
+    verify.add_argument("target", metavar="PATH", help="a directory store")
+    verify.add_argument("--clean", action="store_true",
+                        help="remove the stale ones (files of writers that may still run are kept)")
     return parser
 
 
@@ -168,6 +192,8 @@ def _run(args: argparse.Namespace) -> int:
         return _migrate(args.target, args.path, args.remove_v2)
     if args.command == "consolidate":
         return _consolidate(args.target, args.path)
+    if args.command == "verify":
+        return _verify(args.target, args.clean)
     return _info(args.target, args.path, args.json)
 
 
