@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pytest
 
+from zarrpy.errors import InvalidKeyError
 from zarrpy.stores import LocalStore
 from zarrpy.stores import _tempfiles as tf
 
@@ -96,3 +97,13 @@ def test_store_reports_and_removes_stale_files(tmp_path: Path) -> None:
     assert found == {str(stale): True, str(live): False}
     assert store.remove_stale_temp_files() == [str(stale)]
     assert not stale.exists() and live.exists()
+
+
+def test_no_key_names_a_temporary_file(tmp_path: Path) -> None:
+    store = LocalStore(tmp_path)
+    planted = plant(tmp_path / "a", "k", os.getpid())
+    for key in (f"a/{planted.name}", f"{tf.TMP_PREFIX}x/k"):
+        for call in (store.get, lambda k: store.set(k, b"v"), store.delete):
+            with pytest.raises(InvalidKeyError, match="temporary files"):
+                call(key)
+    assert planted.read_bytes() == b"half a chunk"

@@ -26,8 +26,8 @@ too. Listings descend into linked directories that stay inside the root, but
 never into one that contains the directory being listed (no loops).
 
 **Temporary files** are named ``.zarrpy-tmp-<basename>-<host>-<pid>-<hex>``
-(see :mod:`zarrpy.stores._tempfiles`); listings skip them, so they are never
-read as data. A failed write removes its own. One killed mid-write (SIGKILL)
+(see :mod:`zarrpy.stores._tempfiles`); listings skip them and no key may name
+one, so they are never read as data. A failed write removes its own. One killed mid-write (SIGKILL)
 leaves it behind: the next write into that directory removes the stale ones
 (at most one look per directory per minute per store object, so writing
 many chunks does not rescan a large directory), and ``zarrpy verify --clean``
@@ -130,7 +130,13 @@ class LocalStore(Store):
 
     # -- confinement -------------------------------------------------------
     def _parts(self, key: str) -> list[str]:
-        return validate_key(key).split("/")
+        parts = validate_key(key).split("/")
+        if any(_tempfiles.is_temp_name(part) for part in parts):
+            raise InvalidKeyError(
+                f"invalid store key {key!r}: names starting with {_tempfiles.TMP_PREFIX!r} "
+                "are zarrpy's temporary files, never values"
+            )
+        return parts
 
     def _path(self, parts: list[str]) -> str:
         return os.path.join(self.root, *parts)
@@ -242,7 +248,7 @@ class LocalStore(Store):
 
     # -- writes ------------------------------------------------------------
     def _set(self, key: str, value: bytes) -> None:
-        parts = key.split("/")
+        parts = self._parts(key)
         self._check_inside(key, parts, "write")
         parent = self._path(parts[:-1])
         try:
@@ -384,7 +390,7 @@ class LocalStore(Store):
             stack.extend(e.path for e in entries if e.is_dir(follow_symlinks=False))
 
     def _delete(self, key: str) -> None:
-        parts = key.split("/")
+        parts = self._parts(key)
         self._check_inside(key, parts, "delete")
         parent = self._path(parts[:-1])
         try:
@@ -502,10 +508,15 @@ class LocalStore(Store):
                 continue
             yield entry.name
 
-    # -- identity ----------------------------------------------------------
+    # -- identity and pickling ------------------------------------------------
     @property
     def url(self) -> str:
         return self.root.as_uri()
+
+    def __getstate__(self) -> dict[str, object]:
+        state = self.__dict__.copy()
+        state["_swept"] = {}  # a copy looks for stale temporary files afresh
+        return state
 
     @property
     def display_name(self) -> str:
