@@ -16,7 +16,11 @@ size lookup, only when they happen. Any other failure is a
 
 Writes go through ``fs.pipe_file``; their atomicity is the filesystem's (object
 stores replace whole objects; fsspec's local filesystem does not — use
-:class:`~zarrpy.stores.local.LocalStore` for local files).
+:class:`~zarrpy.stores.local.LocalStore` for local files). On fsspec's local
+filesystem a write goes to a temporary file named as LocalStore names them
+(so ``zarrpy verify`` finds one a killed writer left) and is renamed over the
+target; symbolic links are followed as fsspec follows them (keeping keys
+inside the root through links is LocalStore's job).
 
 ``zip::`` URLs read only: fsspec's zip filesystem cannot read and write one
 archive in a process, and its write mode truncates the file when opened. A
