@@ -171,3 +171,29 @@ def test_every_codec_class_is_fuzzed():
 
     fuzzed = {c.codec_class for c in CONTRACTS}
     assert not [name for cls, name in registered_codec_classes().items() if cls not in fuzzed]
+
+
+# -- findings ----------------------------------------------------------------
+
+
+def test_zfpy_header_claiming_another_field_is_refused():
+    """zfpy allocates the field its header describes and reads the stream
+    without bounds checks: byte 7 of this header set to 0xff crashed the
+    process (SIGSEGV) before the adapter read the header itself."""
+    zfpy = pytest.importorskip("zfpy")
+    import numpy as np
+
+    from zarrpy.codecs.abc import ChunkSpec
+    from zarrpy.codecs.registry import codec_from_json
+    from zarrpy.core.dtypes import DataType
+
+    codec = codec_from_json({"name": "numcodecs.zfpy", "configuration": {"mode": 4}})
+    spec = ChunkSpec((16,), DataType.from_json("float64"), 0)
+    valid = zfpy.compress_numpy(np.arange(16, dtype="f8"))
+    assert (codec.decode(valid, spec).array == np.arange(16)).all()
+    for at in range(4, 12):
+        for value in (0xFF, 0x7F, 0x10):
+            header = bytearray(valid)
+            header[at] = value
+            got = decodes_cleanly(f"byte {at} = {value:#x}", lambda h=bytes(header): codec.decode(h, spec))
+            assert got is None or got.shape == (16,)

@@ -51,6 +51,12 @@ _SIGNATURES: dict[str, tuple[Any, list[Any]]] = {
     "zfp_field_free": (None, [_c.c_void_p]),
     "zfp_compress": (_c.c_size_t, [_c.c_void_p, _c.c_void_p]),
     "zfp_decompress": (_c.c_size_t, [_c.c_void_p, _c.c_void_p]),
+    "zfp_field_alloc": (_c.c_void_p, []),
+    "zfp_field_type": (_c.c_int, [_c.c_void_p]),
+    "zfp_field_dimensionality": (_c.c_uint, [_c.c_void_p]),
+    "zfp_field_size": (_c.c_size_t, [_c.c_void_p, _c.POINTER(_c.c_size_t)]),
+    "zfp_field_set_pointer": (None, [_c.c_void_p, _c.c_void_p]),
+    "zfp_read_header": (_c.c_size_t, [_c.c_void_p, _c.c_void_p, _c.c_uint]),
     "stream_open": (_c.c_void_p, [_c.c_void_p, _c.c_size_t]),
     "stream_close": (None, [_c.c_void_p]),
 }
@@ -198,8 +204,74 @@ def decompress(data: bytes, out: np.ndarray, zfp_type: int, mode: Mode) -> None:
         )
 
 
+_HEADER_FULL = 0x7  # ZFP_HEADER_MAGIC | ZFP_HEADER_META | ZFP_HEADER_MODE
+_NUMPY_TYPES = {TYPE_INT32: "i4", TYPE_INT64: "i8", TYPE_FLOAT: "f4", TYPE_DOUBLE: "f8"}
+
+
+def decompress_with_header(data: bytes, size: int, codec: str) -> np.ndarray:
+    """Decode a stream that starts with a full zfp header (zfpy's format).
+
+    zfpy believes the header: it allocates the array the header describes and
+    reads the stream without bounds checks, so a corrupt header crashes the
+    process. Here the header is read first and must describe ``size``
+    elements of a zfp type; the stream is then decoded from a zeroed buffer
+    as large as zfp may read for that field and mode (refused when that is
+    far more than the data and the elements can need). Returns the array in
+    zfpy's shape (the header's dimensions, x last).
+
+    Raises
+    ------
+    ChunkDecodeError
+        Naming ``codec``, if the header is missing or does not match, or
+        the stream is corrupt or truncated.
+    """
+    lib = library()
+    nbytes = len(data)
+    stream, field, bits = lib.zfp_stream_open(None), lib.zfp_field_alloc(), None
+    try:
+        head = np.zeros(_words(nbytes) * 8 + 64, dtype=np.uint8)
+        head[:nbytes] = np.frombuffer(data, dtype=np.uint8)
+        bits = lib.stream_open(head.ctypes.data_as(ctypes.c_void_p), head.nbytes)
+        lib.zfp_stream_set_bit_stream(stream, bits)
+        lib.zfp_stream_rewind(stream)
+        if not lib.zfp_read_header(stream, field, _HEADER_FULL):
+            raise ChunkDecodeError(f"codec {codec!r}: no valid zfp header")
+        zfp_type, dims = int(lib.zfp_field_type(field)), int(lib.zfp_field_dimensionality(field))
+        sizes = (ctypes.c_size_t * 4)()
+        count = int(lib.zfp_field_size(field, sizes))
+        if zfp_type not in _NUMPY_TYPES or not 1 <= dims <= 4 or count != size:
+            raise ChunkDecodeError(
+                f"codec {codec!r}: zfp header describes {count} elements of zfp type {zfp_type}, "
+                f"the chunk has {size}"
+            )
+        out = np.zeros(tuple(int(sizes[i]) for i in reversed(range(dims))), dtype=_NUMPY_TYPES[zfp_type])
+        maximum = int(lib.zfp_stream_maximum_size(stream, field))
+        if maximum > nbytes + 4 * out.nbytes + (1 << 16):
+            raise ChunkDecodeError(f"codec {codec!r}: zfp header allows {maximum} bytes of stream, implausibly many")
+        buffer = np.zeros(_words(max(nbytes, maximum)) * 8 + 64, dtype=np.uint8)
+        buffer[:nbytes] = head[:nbytes]
+        lib.stream_close(bits)
+        bits = lib.stream_open(buffer.ctypes.data_as(ctypes.c_void_p), buffer.nbytes)
+        lib.zfp_stream_set_bit_stream(stream, bits)
+        lib.zfp_stream_rewind(stream)
+        lib.zfp_read_header(stream, field, _HEADER_FULL)
+        lib.zfp_field_set_pointer(field, out.ctypes.data_as(ctypes.c_void_p))
+        used = int(lib.zfp_decompress(stream, field))
+    finally:
+        lib.zfp_field_free(field)
+        if bits:
+            lib.stream_close(bits)
+        lib.zfp_stream_close(stream)
+    if used == 0 or used > _words(nbytes) * 8:
+        raise ChunkDecodeError(f"codec {codec!r}: corrupt or truncated stream ({nbytes} bytes; zfp read {used})")
+    return out
+
+
 def _words(nbytes: int) -> int:
     return (nbytes + 7) // 8
 
 
-__all__ = ["Mode", "TYPE_DOUBLE", "TYPE_FLOAT", "TYPE_INT32", "TYPE_INT64", "compress", "decompress", "library", "maximum_size"]
+__all__ = [
+    "Mode", "TYPE_DOUBLE", "TYPE_FLOAT", "TYPE_INT32", "TYPE_INT64",
+    "compress", "decompress", "decompress_with_header", "library", "maximum_size",
+]
