@@ -170,9 +170,10 @@ class _FrameReader:
     def __call__(self, budget: int) -> bytes:
         view = self._view
         while True:
-            if self._dobj is None or self._dobj.eof:
-                if self._dobj is not None:  # the next frame starts inside the last piece
-                    self._pos -= len(self._dobj.unused_data)
+            if self._dobj is not None and self._dobj.eof:
+                self._pos -= len(self._dobj.unused_data)  # the next frame starts inside the last piece
+                self._dobj = None
+            if self._dobj is None:
                 if self._pos >= len(view):
                     return b""
                 self._dobj = _decompressor().decompressobj()
