@@ -446,7 +446,8 @@ class NumcodecsArrayToBytesCodec(_NumcodecsCodec, ArrayToBytesCodec):
         if spec.size == 0 and data == self.encode(ArrayBytes.from_array(np.zeros(spec.shape, spec.dtype.numpy)), spec):
             # pcodec cannot decode the stream it writes for no elements
             return ArrayBytes.from_array(np.zeros(spec.shape, spec.dtype.numpy))
-        if self.codec_id == "zfpy":  # zfpy trusts the stream's header: a corrupt one crashes it
+        if type(self._numcodec()).__module__ == "numcodecs.zfpy":
+            # zfpy trusts the stream's header, and a corrupt one crashes it: read it here
             from ._zfp_lib import decompress_with_header
 
             return _fixed(decompress_with_header(data, spec.size, self.name), spec, self.name, ChunkDecodeError)
