@@ -33,18 +33,17 @@ for where a format has such a field (an xz dictionary).
 
 from __future__ import annotations
 
-import os
-
-from ..errors import CodecError
+from ..core import limits
+from ..errors import CodecError, MetadataError
 from .abc import ChunkSpec
 
 _SLACK_NBYTES = 1 << 16
 """Headroom for checksums, stacked compressors and small shard indexes."""
 
-DEFAULT_MAX_CHUNK_NBYTES = 256 << 20
+DEFAULT_MAX_CHUNK_NBYTES = limits.DEFAULT_MAX_VARIABLE_CHUNK_NBYTES
 """Default ceiling on the decoded element bytes of one variable-length chunk."""
 
-ENV_VAR = "ZARRPY_MAX_CHUNK_NBYTES"
+ENV_VAR = limits.ENV_VAR
 
 _HEADER_NBYTES_PER_ELEMENT = 16
 """More than any variable-length layout stores per element (vlen-utf8: a
@@ -52,9 +51,9 @@ _HEADER_NBYTES_PER_ELEMENT = 16
 
 
 def max_chunk_nbytes() -> int:
-    """The ceiling on one variable-length chunk's element bytes.
-
-    ``ZARRPY_MAX_CHUNK_NBYTES`` when set, else :data:`DEFAULT_MAX_CHUNK_NBYTES`.
+    """The ceiling on one variable-length chunk's element bytes: the one
+    :mod:`zarrpy.core.limits` keeps (``ZARRPY_MAX_CHUNK_NBYTES``, else
+    :data:`DEFAULT_MAX_CHUNK_NBYTES`).
 
     Raises
     ------
@@ -62,16 +61,10 @@ def max_chunk_nbytes() -> int:
         If the variable is set to anything but a positive integer: a limit
         meant to be raised must not silently fall back to the default.
     """
-    env = os.environ.get(ENV_VAR)
-    if env is None or env.strip() == "":
-        return DEFAULT_MAX_CHUNK_NBYTES
     try:
-        value = int(env.strip())
-    except ValueError:
-        value = 0
-    if value <= 0:
-        raise CodecError(f"environment variable {ENV_VAR}={env!r}: expected a positive number of bytes")
-    return value
+        return limits.max_chunk_nbytes(variable=True)
+    except MetadataError as exc:
+        raise CodecError(str(exc)) from None
 
 
 def max_decoded_nbytes(spec: ChunkSpec) -> int:
