@@ -153,13 +153,24 @@ def test_mask_reads_only_the_chunks_holding_selected_rows():
     assert chunk_reads(store) == {"pt/c/2", "pt/c/7"}
 
 
-def test_slice_then_mask_reads_the_slice_and_masks_in_memory():
+def test_slice_then_mask_reads_only_the_chunks_of_the_rows_both_keep():
     store, a, data = stored_rows()
-    sel = virtual(a)[35:58]
-    inner = sel[np.arange(23) % 2 == 0]
-    np.testing.assert_array_equal(inner.materialize(), data[35:58][::2])
-    assert chunk_reads(store) == {"pt/c/3", "pt/c/4", "pt/c/5"}
-    assert inner.slices[0] == slice(35, 58)
+    sel = virtual(a)[10:50]
+    mask = np.zeros(40, dtype=bool)
+    mask[[2, 4, 33]] = True  # rows 12, 14 and 43
+    inner = sel[mask]
+    np.testing.assert_array_equal(inner.materialize(), data[10:50][mask])
+    assert chunk_reads(store) == {"pt/c/1", "pt/c/4"}  # not every chunk of 10:50
+    assert len(inner.slices) == 2 and inner.slices[0] == slice(10, 50)  # still one node a step
+    np.testing.assert_array_equal(inner.slices[1], mask)
+    store.reset()
+    steps = virtual(a)[90:5:-3][1:][np.array([0, -1, 0])]  # slices compose (a negative step too), then an index
+    np.testing.assert_array_equal(steps.materialize(), data[90:5:-3][1:][np.array([0, -1, 0])])
+    assert chunk_reads(store) == {"pt/c/8", "pt/c/0"}
+    store.reset()
+    after = virtual(a)[35:58][2:5]  # two slices: one slice read
+    np.testing.assert_array_equal(after.materialize(), data[37:40])
+    assert chunk_reads(store) == {"pt/c/3"}
 
 
 def test_index_array_reads_only_its_chunks_in_its_order():

@@ -37,7 +37,7 @@ from numpy.lib.mixins import NDArrayOperatorsMixin
 
 from ..core._typing import Shape
 from ..errors import SelectionError
-from ._lazy_step import Step
+from ._lazy_step import ROW_KINDS, Step
 
 if TYPE_CHECKING:
     from ._cache import Cache
@@ -49,11 +49,14 @@ class SlicedClosure:
     """The closure of a VirtualArray made by a single-level getitem: the
     ``parent``'s data with one :class:`~zarrpy.api._lazy_step.Step` applied.
 
-    When the parent is a root without a cache of its own whose closure can
-    apply a step at the source (``closure.read_step(step)``, as the reader
-    of a stored array does), the step is pushed down there: only the chunks
-    it needs are read. Otherwise the parent is materialised and the step
-    applied in memory.
+    When the chain above it leads, through arrays without a cache of their
+    own, to a root whose closure reads rows at the source
+    (``closure.read_rows(rows)``, as the reader of a stored array does), the
+    leading row selections (slices, masks, index arrays) are composed into
+    one set of root rows for that read alone, so only the chunks holding
+    selected rows are read; the steps after them apply in memory. The chain
+    itself stays one node a step. Otherwise the parent is materialised and
+    the step applied in memory.
     """
 
     __slots__ = ("parent", "step")
@@ -63,11 +66,20 @@ class SlicedClosure:
         self.step = step
 
     def __call__(self) -> Any:
-        parent = self.parent
-        read_step = getattr(parent.closure, "read_step", None)
-        if read_step is not None and parent.cache is None:
-            return read_step(self.step)
-        return self.step.apply(parent.materialize())
+        steps = [self.step]
+        node = self.parent
+        while isinstance(node.closure, SlicedClosure) and node.cache is None:
+            steps.append(node.closure.step)
+            node = node.closure.parent
+        steps.reverse()
+        read_rows = getattr(node.closure, "read_rows", None)
+        leading = next((i for i, step in enumerate(steps) if step.kind not in ROW_KINDS), len(steps))
+        if read_rows is None or node.cache is not None or not leading or not node.shape:
+            return self.step.apply(self.parent.materialize())
+        data = read_rows(_compose_rows(steps[:leading], node.shape[0]))
+        for step in steps[leading:]:
+            data = step.apply(data)
+        return data
 
     def __reduce__(self) -> tuple[Any, ...]:
         return (SlicedClosure, (self.parent, self.step))
@@ -322,6 +334,23 @@ class VirtualArray(NDArrayOperatorsMixin):
         if isinstance(self._closure, SlicedClosure):
             return (_sliced, (self._closure.parent, self._closure.step))
         return (_root, (self._closure, self._shape, self._dtype, self.persistent_key))
+
+
+def _compose_rows(steps: list[Step], n: int) -> slice | np.ndarray:
+    """The root rows that row selections ``steps`` applied one after another
+    pick from ``n`` rows: a slice while they are slices (a ``range`` composes
+    them exactly), else an index array."""
+    rows: range | np.ndarray = range(n)
+    for step in steps:
+        if step.kind == "slice" and isinstance(rows, range):
+            rows = rows[step.key]
+        else:
+            rows = np.asarray(rows, dtype=np.int64)[step.key]
+    if isinstance(rows, range):
+        if rows.step > 0:
+            return slice(rows.start, rows.stop, rows.step)
+        rows = np.asarray(rows, dtype=np.int64)
+    return rows
 
 
 def _concrete(x: Any) -> Any:

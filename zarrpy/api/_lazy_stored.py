@@ -1,10 +1,11 @@
 """Lazy arrays over stored arrays and groups: :func:`virtual` (issue 12).
 
 The root's closure is a :class:`StoredClosure`, which reads the array. A
-chain over it pushes its FIRST step down to the store read: ``virtual(a)[mask]``
-materialises as ``a.oindex[mask]`` and ``virtual(a)[10:20]`` as ``a[10:20]``,
-so only the chunks holding selected rows are read; later steps apply in memory
-to that result. Decoded chunks are cached by the array itself
+chain over it pushes its leading row selections down to the store read,
+composed into one set of rows: ``virtual(a)[mask]`` materialises as
+``a.oindex[mask]``, ``virtual(a)[10:50][mask]`` as ``a.oindex[rows]`` with
+the 10:50 rows the mask keeps, so only the chunks holding selected rows are
+read; later steps (a field, a new axis) apply in memory to that result. Decoded chunks are cached by the array itself
 (``open_array(..., cache=c)``), so nothing is cached at the VirtualArray level.
 """
 
@@ -13,10 +14,12 @@ from __future__ import annotations
 from collections.abc import Hashable
 from typing import TYPE_CHECKING, Any
 
+import numpy as np
+
 from ._array import Array
 from ._group import Group
 from ._lazy import VirtualArray
-from ._lazy_step import Step, is_int
+from ._lazy_step import is_int
 from ._lazy_table import VirtualTable
 from ._open import open_array, open_group
 
@@ -25,8 +28,8 @@ if TYPE_CHECKING:
 
 
 class StoredClosure:
-    """Reads a stored :class:`~zarrpy.Array`: all of it when called, one
-    step (:meth:`read_step`) or one materialising key (:meth:`read_item`)
+    """Reads a stored :class:`~zarrpy.Array`: all of it when called, some
+    rows (:meth:`read_rows`) or one materialising key (:meth:`read_item`)
     at the store. Pickles as the array does (by store and path)."""
 
     __slots__ = ("array",)
@@ -37,14 +40,15 @@ class StoredClosure:
     def __call__(self) -> Any:
         return self.array[...]
 
-    def read_step(self, step: Step) -> Any:
-        """The array with ``step`` applied, reading only the chunks it needs."""
+    def read_rows(self, rows: slice | np.ndarray) -> Any:
+        """Rows ``rows`` (a slice with a positive step, or an index array in
+        any order, repeats allowed) of the array, reading only the chunks that
+        hold them."""
         a = self.array
-        if step.kind == "slice":
-            return a[(step.key,) + (slice(None),) * (a.ndim - 1)]
-        if step.kind in ("mask", "index"):
-            return a.get_orthogonal_selection((step.key,) + (slice(None),) * (a.ndim - 1))
-        return step.apply(a[...])  # a field or a new axis: the whole array is needed
+        rest = (slice(None),) * (a.ndim - 1)
+        if isinstance(rows, slice):
+            return a[(rows, *rest)]
+        return a.get_orthogonal_selection((rows, *rest))
 
     def read_item(self, key: Any) -> tuple[bool, Any]:
         """``(True, a[key])`` when ``key`` is made of integers, slices and
