@@ -154,8 +154,8 @@ class _Faulty(MemoryFileSystem):
 
 
 def test_fsspec_os_errors_are_store_errors() -> None:
-    store = FsspecStore(_Faulty(), "/root")
-    _Faulty.store["/root/ro/k"] = b"old"
+    store = FsspecStore(_Faulty(), "/faulty")
+    _Faulty.store["/faulty/ro/k"] = b"old"
     for call, key, code in (
         (lambda: store.set("ro/k", b"x"), "ro/k", errno.EACCES),
         (lambda: store.delete("ro/k"), "ro/k", errno.EACCES),
