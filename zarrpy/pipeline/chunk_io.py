@@ -263,11 +263,12 @@ class ChunkIO:
             by_key.setdefault(self.key(proj.chunk_coords), []).append(proj)
 
         def read_batch(batch: list[tuple[str, list[Projection]]]) -> None:
-            whole = [(k, group) for k, group in batch if not self._reads_partially(group)]
+            in_part = [self._reads_partially(group) for _, group in batch]
+            whole = [item for item, part in zip(batch, in_part) if not part]
             for (key, group), data in zip(whole, self._fetch([k for k, _ in whole])):
                 self._scatter_whole(out, key, group, data)
-            for key, group in batch:
-                if self._reads_partially(group):
+            for (key, group), part in zip(batch, in_part):
+                if part:
                     self._scatter_part(out, key, group)
 
         for_each_batch(read_batch, list(by_key.items()))
@@ -277,7 +278,7 @@ class ChunkIO:
         missing ones are read in batches with :meth:`read_chunks` (one index
         read per shard) and kept, read-only, unless a write invalidated
         anything meanwhile."""
-        per = tuple(o // u for o, u in zip(self.grid.chunk_shape, self.chunk_shape))
+        per = self._units_per_chunk
         by_outer: dict[ChunkCoords, dict[ChunkCoords, list[Projection]]] = {}
         for proj in projections:
             outer = tuple(c // p for c, p in zip(proj.chunk_coords, per))
@@ -286,27 +287,37 @@ class ChunkIO:
         def read_batch(batch: list[dict[ChunkCoords, list[Projection]]]) -> None:
             # A batch holds whole stored chunks, so a shard's index is read once.
             units = [item for group in batch for item in group.items()]
-            chunks: dict[ChunkCoords, Any] = {}
-            missing = []
-            for coords, _ in units:
-                try:
-                    chunks[coords] = cache[self._cache_key(coords)]
-                except KeyError:
-                    missing.append(coords)
-            if missing:
-                version = cache.version
-                for coords, chunk in zip(missing, self._load_chunks(missing)):
-                    if isinstance(chunk, np.ndarray):
-                        chunk.setflags(write=False)
-                    cache.store_if_current(self._cache_key(coords), chunk, version)
-                    chunks[coords] = chunk
+            chunks = self._cached_chunks(cache, [coords for coords, _ in units])
             for coords, group in units:
-                chunk = chunks[coords]
                 for proj in group:
-                    block = chunk[(*proj.chunk_selection, Ellipsis)].reshape(proj.out_block_shape)
-                    out[proj.out_selection] = block[()] if block.ndim == 0 else block
+                    _put(out, proj, chunks[coords][(*proj.chunk_selection, Ellipsis)])
 
         for_each_batch(read_batch, list(by_outer.values()), max_batch=64)
+
+    def _cached_chunks(self, cache: ChunkCache, coords_list: Sequence[ChunkCoords]) -> dict[ChunkCoords, Any]:
+        """The (inner) chunks at ``coords_list``: from ``cache``, else read
+        together (:meth:`_load_chunks`) and kept there, read-only, unless a
+        write invalidated anything meanwhile."""
+        chunks: dict[ChunkCoords, Any] = {}
+        missing = []
+        for coords in dict.fromkeys(coords_list):
+            try:
+                chunks[coords] = cache[self._cache_key(coords)]
+            except KeyError:
+                missing.append(coords)
+        if missing:
+            version = cache.version
+            for coords, chunk in zip(missing, self._load_chunks(missing)):
+                if isinstance(chunk, np.ndarray):
+                    chunk.setflags(write=False)
+                cache.store_if_current(self._cache_key(coords), chunk, version)
+                chunks[coords] = chunk
+        return chunks
+
+    @property
+    def _units_per_chunk(self) -> Shape:
+        """Read units (inner chunks) per stored chunk, per dimension (all 1 unsharded)."""
+        return tuple(o // u for o, u in zip(self.grid.chunk_shape, self.chunk_shape))
 
     def _cache_key(self, coords: ChunkCoords) -> tuple[Any, ...]:
         return (*self._cache_prefix, coords)
@@ -322,7 +333,7 @@ class ChunkIO:
         cache = self.cache
         if cache is None:
             return
-        per = tuple(o // u for o, u in zip(self.grid.chunk_shape, self.chunk_shape))
+        per = self._units_per_chunk
         keys = []
         for outer in coords:
             first = tuple(o * p for o, p in zip(outer, per))
@@ -354,8 +365,7 @@ class ChunkIO:
             return
         chunk = self.decode_key(key, data)
         for proj in group:
-            block = chunk[(*proj.chunk_selection, Ellipsis)].reshape(proj.out_block_shape)
-            out[proj.out_selection] = block[()] if block.ndim == 0 else block
+            _put(out, proj, chunk[(*proj.chunk_selection, Ellipsis)])
 
     def _scatter_part(self, out: np.ndarray, key: str, group: list[Projection]) -> None:
         try:
@@ -364,14 +374,14 @@ class ChunkIO:
             for proj, part in zip(group, parts):
                 if part is not None and proj.pick is not None:
                     part = part.take(proj.pick, proj.chunk_block_shape)
-                blocks.append(None if part is None else self.form.to_numpy(part).reshape(proj.out_block_shape))
+                blocks.append(None if part is None else self.form.to_numpy(part))
         except CodecError as exc:
             raise at_key(exc, key) from exc
         for proj, block in zip(group, blocks):
             if block is None:
                 out[proj.out_selection] = self.form.fill_block(proj.out_block_shape)
             else:
-                out[proj.out_selection] = block[()] if block.ndim == 0 else block
+                _put(out, proj, block)
 
     def _decoder(self, key: str) -> ArrayPartialDecoder:
         return self.bound.partial_decoder(self.store.reader(key), self._options)
@@ -420,22 +430,8 @@ class ChunkIO:
         if cache is None:
             return self._load_chunks(coords_list)
         coords_list = [tuple(int(c) for c in coords) for coords in coords_list]
-        results: list[Any] = [None] * len(coords_list)
-        missing: dict[ChunkCoords, list[int]] = {}
-        for i, coords in enumerate(coords_list):
-            try:
-                results[i] = np.array(cache[self._cache_key(coords)])
-            except KeyError:
-                missing.setdefault(coords, []).append(i)
-        if missing:
-            version = cache.version
-            for coords, chunk in zip(missing, self._load_chunks(list(missing))):
-                for i in missing[coords]:
-                    results[i] = np.array(chunk)
-                if isinstance(chunk, np.ndarray):
-                    chunk.setflags(write=False)
-                cache.store_if_current(self._cache_key(coords), chunk, version)
-        return results
+        chunks = self._cached_chunks(cache, coords_list)
+        return [np.array(chunks[coords]) for coords in coords_list]
 
     def _load_chunks(self, coords_list: Sequence[ChunkCoords]) -> list[np.ndarray]:
         results: list[Any] = [None] * len(coords_list)
@@ -597,6 +593,12 @@ class ChunkIO:
             with self._locked([key]):
                 data = self._update(key, self.store.get(key), writes)
                 self._store_batch([(key, data)])
+
+
+def _put(out: np.ndarray, proj: Projection, block: np.ndarray) -> None:
+    """Write ``block`` (the projection's elements) at its place in ``out``."""
+    block = block.reshape(proj.out_block_shape)
+    out[proj.out_selection] = block[()] if block.ndim == 0 else block
 
 
 def _outside(keep: Shape, shape: Shape) -> list[tuple[slice, ...]]:
