@@ -256,11 +256,11 @@ class Array(Node[ArrayMetadata]):
 
     def get_basic_selection(self, selection: Any = Ellipsis, *, out: np.ndarray | None = None) -> Any:
         """Integers and slices per dimension (``a[...]``); ``out``: see :meth:`read`."""
-        return self._read(OrthogonalIndexer(selection, self.shape, self._io.read_chunk_shape, max_arrays=0), out)
+        return self._read(self._basic_indexer(selection), out)
 
     def get_orthogonal_selection(self, selection: Any, *, out: np.ndarray | None = None) -> Any:
         """Each dimension indexed on its own (``a.oindex[...]``); ``out``: see :meth:`read`."""
-        return self._read(OrthogonalIndexer(with_index_arrays(selection), self.shape, self._io.read_chunk_shape), out)
+        return self._read(self._orthogonal_indexer(selection), out)
 
     def get_coordinate_selection(self, selection: Any, *, out: np.ndarray | None = None) -> Any:
         """Points: one integer array per dimension, broadcast together
@@ -336,10 +336,16 @@ class Array(Node[ArrayMetadata]):
     def _chunk_grid(self, write: bool) -> Shape:
         return self._v3.chunk_shape if write else self._io.read_chunk_shape
 
+    def _basic_indexer(self, selection: Any, *, write: bool = False) -> OrthogonalIndexer:
+        return OrthogonalIndexer(selection, self.shape, self._chunk_grid(write), max_arrays=0)
+
+    def _orthogonal_indexer(self, selection: Any, *, write: bool = False) -> OrthogonalIndexer:
+        return OrthogonalIndexer(with_index_arrays(selection), self.shape, self._chunk_grid(write))
+
     def _vector_indexer(self, selection: Any, *, write: bool = False) -> Indexer:
         selection = with_index_arrays(selection)
         if not has_index_arrays(selection) or not self.ndim:
-            return OrthogonalIndexer(selection, self.shape, self._chunk_grid(write), max_arrays=0)
+            return self._basic_indexer(selection, write=write)
         return self._io.point_indexer(selection, write=write)
 
     def _coordinate_indexer(self, selection: Any, *, write: bool = False) -> Indexer:
@@ -421,10 +427,10 @@ class Array(Node[ArrayMetadata]):
         self._write(self._plain_indexer(selection, write=True), value)
 
     def set_basic_selection(self, selection: Any, value: Any) -> None:
-        self._write(OrthogonalIndexer(selection, self.shape, self._v3.chunk_shape, max_arrays=0), value)
+        self._write(self._basic_indexer(selection, write=True), value)
 
     def set_orthogonal_selection(self, selection: Any, value: Any) -> None:
-        self._write(OrthogonalIndexer(with_index_arrays(selection), self.shape, self._v3.chunk_shape), value)
+        self._write(self._orthogonal_indexer(selection, write=True), value)
 
     def set_coordinate_selection(self, selection: Any, value: Any) -> None:
         """Write ``value`` (broadcast to the points' shape) at the points of
