@@ -205,6 +205,11 @@ class ArrayToBytesCodec(Codec):
 
     __slots__ = ()
 
+    decodes_buffers: ClassVar[bool] = False
+    """True when :meth:`decode` takes any C-contiguous buffer (a numpy
+    ``uint8`` array) as well as ``bytes``; then a chain may hand it a
+    reused scratch buffer (:meth:`~zarrpy.codecs.chain.BoundChain.decoded`)."""
+
     def inner_chunks(self) -> InnerChunks | None:
         """The chunks this codec stores independently inside one stored
         chunk (``sharding_indexed``: its inner chunks), else None."""
@@ -229,6 +234,20 @@ class ArrayToBytesCodec(Codec):
     def compute_encoded_size(self, spec: ChunkSpec) -> int | None:
         """Encoded size in bytes when it is fixed by ``spec``, else None."""
         return None
+
+    def decode_into(self, data: bytes, spec: ChunkSpec, dest: np.ndarray) -> bool:
+        """Decode ``data`` straight into ``dest`` (a writable array of
+        ``spec.shape`` and the type's in-memory numpy dtype, maybe a strided
+        view into a bigger array) when this codec can do better than
+        :meth:`decode` plus a copy; True when done. On False (the default)
+        ``dest`` may hold anything. Errors are those of :meth:`decode`."""
+        return False
+
+    def native_bytes(self, spec: ChunkSpec) -> bool:
+        """True when the encoded chunk is exactly the elements' in-memory
+        bytes in C order (so a decompressor may write it straight into an
+        output array). Default: False."""
+        return False
 
     def partial_decoder(
         self, input: ByteReader, spec: ChunkSpec, options: DecodeOptions = DEFAULT_OPTIONS
@@ -274,6 +293,14 @@ class BytesToBytesCodec(Codec):
     def compute_encoded_size(self, input_nbytes: int) -> int | None:
         """Encoded size for an input of ``input_nbytes``, if deterministic."""
         return None
+
+    def decode_into(self, data: bytes, dest: np.ndarray, spec: ChunkSpec) -> bool:
+        """Decode ``data`` straight into ``dest`` (a writable, C-contiguous
+        ``uint8`` array) when it decodes to exactly ``dest.size`` bytes and
+        this codec can write into a given buffer; True when done. False
+        (the default) leaves ``dest`` undefined: the caller then uses
+        :meth:`decode`, which also gives the error for corrupt data."""
+        return False
 
     def partial_decoder(self, input: ByteReader, spec: ChunkSpec) -> ByteReader:
         """A reader of the *decoded* bytes over ``input``, the reader of the

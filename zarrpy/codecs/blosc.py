@@ -201,6 +201,25 @@ class BloscCodec(BytesToBytesCodec):
         return out
 
 
+    def decode_into(self, data: bytes, dest: np.ndarray, spec: ChunkSpec) -> bool:
+        """A frame whose checked header states exactly ``dest.size`` bytes,
+        decoded into ``dest`` (blosc takes an output buffer); anything else
+        is left to :meth:`decode`."""
+        try:
+            nbytes = check_header(data, max_decoded_nbytes(spec), spec)
+        except ChunkDecodeError:
+            return False
+        if nbytes == 0 or nbytes != dest.size:
+            return False
+        from numcodecs import blosc
+
+        try:
+            blosc.decompress(data, dest)
+        except (RuntimeError, ValueError, TypeError, OverflowError):
+            return False
+        return True
+
+
 def _itemsize(spec: ChunkSpec) -> int:
     return max(spec.dtype.itemsize, 1)
 

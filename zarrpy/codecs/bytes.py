@@ -41,6 +41,7 @@ class BytesCodec(ArrayToBytesCodec):
 
     name = "bytes"
     __slots__ = ("endian",)
+    decodes_buffers = True
 
     def __init__(self, endian: str | None = "little"):
         self.endian = check_choice(self.name, "endian", endian, ("little", "big", None))
@@ -110,6 +111,16 @@ class BytesCodec(ArrayToBytesCodec):
                 f"of {spec.dtype.name}, got {len(data)}"
             )
         return ArrayBytes.from_array(self._elements(data, spec, spec.shape))
+
+    def native_bytes(self, spec: ChunkSpec) -> bool:
+        """Plain numbers (booleans, integers, floats, complex, datetimes) in
+        the machine's byte order are stored as they are in memory."""
+        native = spec.dtype.numpy
+        return (
+            native.kind in "biufcmM"
+            and spec.dtype.family.endian_lane(spec.dtype) is None
+            and self._stored_dtype(native) == native
+        )
 
     def _swaps(self, lane: int) -> bool:
         return lane > 1 and self.endian is not None and self.endian != sys.byteorder

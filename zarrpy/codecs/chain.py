@@ -8,16 +8,23 @@ returns a :class:`BoundChain` that encodes and decodes whole chunks.
 
 from __future__ import annotations
 
-from typing import Any, Iterable, Mapping, Sequence
+import marshal
+import threading
+from contextlib import contextmanager
+from typing import Any, Iterable, Iterator, Mapping, Sequence
+
+import numpy as np
 
 from ..core.array_bytes import ArrayBytes
 from ..core.dtypes.optional import OPTIONAL, is_optional
 from ..errors import ChunkDecodeError, CodecError
+from ._scratch import scratch
 from .abc import ArrayToArrayCodec, ArrayToBytesCodec, ByteReader, BytesToBytesCodec, ChunkSpec, Codec
 from .fill import is_fill
 from .merge import ChunkWrite, merge_writes
 from .partial import DEFAULT_OPTIONS, PARTIAL, PARTIAL_UNCHECKED, WHOLE_ONLY, ArrayPartialDecoder, CodecCapabilities, DecodeOptions
 from .registry import codec_from_json
+from .registry import generation as codec_generation
 
 
 class CodecChain:
@@ -132,6 +139,47 @@ class BoundChain:
             data = b2b.encode(data, self._a2b_spec)
         return data
 
+    @contextmanager
+    def decoded(self, data: bytes | memoryview) -> Iterator[ArrayBytes]:
+        """:meth:`decode`, for a caller that copies the chunk out before the
+        ``with`` block ends: the innermost bytes-to-bytes codec decodes into
+        a scratch buffer of this thread (:mod:`zarrpy.codecs._scratch`)
+        when it can, so no buffer is allocated per chunk. The chunk yielded
+        may view that buffer: it is valid inside the block only."""
+        b2bs = self.chain.bytes_to_bytes
+        a2b = self.chain.array_to_bytes
+        nbytes = a2b.compute_encoded_size(self._a2b_spec) if b2bs and a2b.decodes_buffers else None
+        if not nbytes:
+            yield self.decode(_as_bytes(data))
+            return
+        for b2b in reversed(b2bs[1:]):
+            data = b2b.decode(_as_bytes(data), self._a2b_spec)
+        with scratch(nbytes) as buf:
+            if b2bs[0].decode_into(data, buf, self._a2b_spec):
+                yield self._decode_array(buf)
+                return
+        yield self._decode_array(b2bs[0].decode(_as_bytes(data), self._a2b_spec))
+
+    def decode_into(self, data: bytes | memoryview, dest: np.ndarray) -> bool:
+        """Decode a fixed-size chunk straight into ``dest`` (writable, of
+        ``spec.shape`` and the in-memory dtype, maybe a view into a bigger
+        array) without a chunk-sized buffer of its own: a contiguous
+        ``dest`` of plain numbers gets the decompressor's output directly; a
+        shard decodes each inner chunk into its part of ``dest``. True when
+        done; on False ``dest`` may hold anything (the caller then decodes
+        with :meth:`decoded` and copies the whole chunk over it)."""
+        chain = self.chain
+        if chain.array_to_array or dest.shape != self.spec.shape or dest.dtype != self.spec.dtype.numpy:
+            return False
+        a2b, b2bs = chain.array_to_bytes, chain.bytes_to_bytes
+        if not b2bs:
+            return a2b.decode_into(_as_bytes(data), self._a2b_spec, dest)
+        if not (dest.flags.c_contiguous and dest.flags.writeable and a2b.native_bytes(self._a2b_spec)):
+            return False
+        for b2b in reversed(b2bs[1:]):
+            data = b2b.decode(_as_bytes(data), self._a2b_spec)
+        return b2bs[0].decode_into(data, dest.reshape(-1).view(np.uint8), self._a2b_spec)
+
     def decode(self, data: bytes) -> ArrayBytes:
         """Decode stored bytes to a chunk of ``spec.shape``.
 
@@ -140,6 +188,10 @@ class BoundChain:
         """
         for b2b in reversed(self.chain.bytes_to_bytes):
             data = b2b.decode(data, self._a2b_spec)
+        return self._decode_array(data)
+
+    def _decode_array(self, data: Any) -> ArrayBytes:
+        """The array-to-bytes and array-to-array decoding of :meth:`decode`."""
         chunk = self.chain.array_to_bytes.decode(data, self._a2b_spec)
         _check_shape(chunk, self._a2b_spec, self.chain.array_to_bytes)
         for codec, spec in zip(reversed(self.chain.array_to_array), reversed(self._a2a_specs)):
@@ -186,6 +238,75 @@ class BoundChain:
         return self.encode(chunk)
 
 
+def _as_bytes(data: Any) -> bytes:
+    """``data`` as ``bytes`` (a shard hands its inner chunks over as memoryviews:
+    only ``decode_into`` takes those, ``decode`` wants bytes)."""
+    return data if isinstance(data, bytes) else bytes(data)
+
+
+class _SharedChains:
+    """:class:`CodecChain` objects by the exact JSON of their ``codecs`` list
+    (see :func:`chain_from_json`). Bounded (the oldest go first), thread-safe."""
+
+    MAX_ENTRIES = 256
+
+    def __init__(self) -> None:
+        # (registry generation, marshalled codecs JSON) -> (chain, marshalled chain.to_json())
+        self._entries: dict[tuple[int, bytes], tuple[CodecChain, bytes]] = {}
+        self._lock = threading.Lock()
+
+    def get(self, codecs: Sequence[Any]) -> CodecChain:
+        try:
+            # marshal takes JSON values only (a codec object in the list raises
+            # ValueError: built afresh); version 2 writes equal values alike.
+            key = (codec_generation(), marshal.dumps(tuple(codecs), 2))
+        except ValueError:
+            return CodecChain.from_json(codecs)
+        found = self._entries.get(key)
+        if found is not None and _stamp(found[0]) == found[1]:
+            return found[0]
+        chain = CodecChain.from_json(codecs)
+        stamp = _stamp(chain)
+        if stamp is not None:
+            with self._lock:
+                if len(self._entries) >= self.MAX_ENTRIES:
+                    del self._entries[next(iter(self._entries))]
+                self._entries[key] = (chain, stamp)
+        return chain
+
+    def clear(self) -> None:
+        with self._lock:
+            self._entries.clear()
+
+    def __len__(self) -> int:
+        return len(self._entries)
+
+
+def _stamp(chain: CodecChain) -> bytes | None:
+    """The chain's JSON as it is now (None: not plain JSON, not shared)."""
+    try:
+        return marshal.dumps(chain.to_json(), 2)
+    except ValueError:
+        return None
+
+
+_shared_chains = _SharedChains()
+
+
+def chain_from_json(codecs: Sequence[Any]) -> CodecChain:
+    """:meth:`CodecChain.from_json`, built once per distinct ``codecs`` JSON
+    and shared: arrays opened with the same codecs get the same chain.
+
+    Codec objects are values, as zarr-python's frozen codecs are (no zarrpy
+    code changes one in place). Every hit still checks that the shared
+    chain's JSON is what it was when built, so a codec changed in place
+    anyway is never handed to another array; a :func:`register_codec`
+    call starts afresh (what a name means may have changed). A ``codecs``
+    list holding codec objects (not JSON) is built anew each time.
+    """
+    return _shared_chains.get(codecs)
+
+
 def _check_shape(chunk: ArrayBytes, spec: ChunkSpec, codec: Codec) -> None:
     if chunk.shape != spec.shape:
         raise ChunkDecodeError(
@@ -193,4 +314,4 @@ def _check_shape(chunk: ArrayBytes, spec: ChunkSpec, codec: Codec) -> None:
         )
 
 
-__all__ = ["BoundChain", "CodecChain"]
+__all__ = ["BoundChain", "CodecChain", "chain_from_json"]

@@ -34,6 +34,7 @@ from __future__ import annotations
 import threading
 from typing import Any, Mapping
 
+import numpy as np
 import zstandard
 
 from ..core.dtypes import DataType
@@ -106,6 +107,30 @@ class ZstdCodec(BytesToBytesCodec):
             return _decompress(data, max_decoded_nbytes(spec), spec)
         except zstandard.ZstdError as exc:
             raise ChunkDecodeError(f"codec 'zstd': corrupt data: {exc}") from None
+
+
+    def decode_into(self, data: bytes, dest: np.ndarray, spec: ChunkSpec) -> bool:
+        """One frame stating exactly ``dest.size`` bytes, decoded into
+        ``dest`` (numcodecs' binding of ``ZSTD_decompress``, which takes an
+        output buffer and releases the GIL; it checks the stated size and the
+        checksum). Anything else (no stated size, more frames, corrupt data)
+        is left to :meth:`decode`."""
+        if len(data) == 0 or dest.size == 0:
+            return False
+        try:
+            if zstandard.frame_content_size(data) != dest.size:
+                return False
+            _numcodecs_zstd().decompress(data, dest)
+        except (zstandard.ZstdError, RuntimeError, ValueError):
+            return False
+        return True
+
+
+def _numcodecs_zstd() -> Any:
+    """numcodecs' zstd module (imported on first use, like blosc's)."""
+    from numcodecs import zstd
+
+    return zstd
 
 
 # zstandard's (de)compressor objects are not thread-safe but are costly to

@@ -27,7 +27,7 @@ from typing import Any, Hashable, Iterable, Iterator, NamedTuple, Sequence
 import numpy as np
 
 from ..codecs.abc import ChunkSpec
-from ..codecs.chain import BoundChain, CodecChain
+from ..codecs.chain import BoundChain, chain_from_json
 from ..codecs.fill import fill_chunk, fixed_fill
 from ..codecs.merge import ChunkWrite
 from ..codecs.partial import ArrayPartialDecoder, DecodeOptions
@@ -115,7 +115,7 @@ class ChunkIO:
         self.write_empty_chunks = write_empty_chunks
         self.cache = cache
         """Decoded (inner) chunks are read through it when given (see :meth:`read_chunk_shape`)."""
-        self.chain = CodecChain.from_json(metadata.codecs)
+        self.chain = chain_from_json(metadata.codecs)  # shared by arrays with the same codecs
         self.grid = RegularChunkGrid(metadata.shape, metadata.chunk_shape)
         self.spec = ChunkSpec(metadata.chunk_shape, metadata.data_type, metadata.fill_value)
         self.bound: BoundChain = self.chain.bind(self.spec)
@@ -363,9 +363,29 @@ class ChunkIO:
             for proj in group:
                 out[proj.out_selection] = self.form.fill_block(proj.out_block_shape)
             return
-        chunk = self.decode_key(key, data)
-        for proj in group:
-            _put(out, proj, chunk[(*proj.chunk_selection, Ellipsis)])
+        try:
+            dest = self._whole_dest(out, group[0]) if len(group) == 1 else None
+            if dest is not None and self.bound.decode_into(data, dest):
+                return
+            with self.bound.decoded(data) as decoded:
+                chunk = self.form.to_numpy(decoded)
+                for proj in group:
+                    _put(out, proj, chunk[(*proj.chunk_selection, Ellipsis)])
+        except CodecError as exc:
+            raise at_key(exc, key) from exc
+
+    def _whole_dest(self, out: np.ndarray, proj: Projection) -> np.ndarray | None:
+        """``out``'s region for a projection that takes its whole (not
+        clipped) chunk into a box of ``out``, so the chunk can be decoded
+        straight into it (:meth:`BoundChain.decode_into`); else None."""
+        shape = self.grid.chunk_shape
+        if not (
+            proj.is_complete and proj.pick is None and self.form.reads_into_buffers
+            and tuple(proj.out_block_shape) == shape and tuple(proj.chunk_block_shape) == shape
+            and all(isinstance(s, slice) and s.step in (None, 1) for s in proj.out_selection)
+        ):
+            return None
+        return out[proj.out_selection]
 
     def _scatter_part(self, out: np.ndarray, key: str, group: list[Projection]) -> None:
         try:

@@ -175,6 +175,18 @@ class ShardLayout:
         except CodecError as exc:
             raise ChunkDecodeError(f"codec {NAME!r}: inner chunk {self.coords(position)}: {exc}") from None
 
+    def decode_inner_into(self, position: int, data: Any, dest: np.ndarray) -> None:
+        """Decode one inner chunk into ``dest`` (its region of the output);
+        errors name the codec and the inner chunk, as :meth:`decode_inner`'s."""
+        try:
+            if not self.inner.decode_into(data, dest):
+                with self.inner.decoded(data) as chunk:
+                    dest[...] = chunk.array
+        except ChunkDecodeError as exc:
+            raise type(exc)(f"codec {NAME!r}: inner chunk {self.coords(position)}: {exc}") from None
+        except CodecError as exc:
+            raise ChunkDecodeError(f"codec {NAME!r}: inner chunk {self.coords(position)}: {exc}") from None
+
     # -- the shard as bytes --------------------------------------------
     def read_index(self, shard: bytes) -> ShardIndex:
         """Decode and check the index of a whole encoded shard."""

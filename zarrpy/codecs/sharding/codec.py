@@ -199,6 +199,27 @@ class ShardingCodec(ArrayToBytesCodec):
         index = layout.read_index(data)
         return layout.assemble(_decode_stored(layout, index, data))
 
+    def decode_into(self, data: bytes, spec: ChunkSpec, dest: np.ndarray) -> bool:
+        """A whole shard of a fixed-size type decoded inner chunk by inner
+        chunk into its place in ``dest`` (missing ones get the fill value):
+        no shard-sized buffer, no reassembly. Variable-length shards: False."""
+        layout = self.layout(spec)
+        if layout.is_variable or dest.dtype != layout.fill.dtype:
+            return False
+        index = layout.read_index(data)
+        view = memoryview(data)
+        inner_shape = layout.inner_spec.shape
+        present = index.present()
+        for pos in range(layout.nchunks):
+            coords = np.unravel_index(pos, layout.grid_shape)
+            region = dest[tuple(slice(c * n, (c + 1) * n) for c, n in zip(coords, inner_shape))]
+            if not present[pos]:
+                region[...] = layout.fill
+                continue
+            offset, nbytes = index.get(pos)  # type: ignore[misc]
+            layout.decode_inner_into(pos, view[offset : offset + nbytes], region)
+        return True
+
     def index_nbytes(self, spec: ChunkSpec) -> int:
         """Encoded size of the index of a shard of ``spec`` (``16·n + 4``
         bytes with the default index codecs)."""

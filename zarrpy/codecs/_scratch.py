@@ -1,0 +1,60 @@
+"""Per-thread scratch buffers that decoders reuse instead of allocating.
+
+A chunk decoded only to be copied into a read's output does not need a
+buffer of its own: decoding it into a buffer the thread already has saves
+an allocation per chunk and, above all, the page faults of touching fresh
+memory (a 512 KiB chunk is 128 pages; worker threads' malloc arenas give
+such blocks back to the kernel and fault them in again on every chunk).
+
+:func:`scratch` lends the calling thread a buffer for the duration of a
+``with`` block. Nested blocks (a shard decoding its inner chunks) get
+distinct buffers. Buffers up to :data:`KEEP_NBYTES` are kept for reuse,
+at most :data:`KEEP_COUNT` per thread; larger ones are plain allocations.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
+
+import numpy as np
+
+KEEP_NBYTES = 64 << 20
+"""Largest buffer a thread keeps for reuse (64 MiB)."""
+KEEP_COUNT = 4
+"""Most buffers a thread keeps."""
+
+_local = threading.local()
+
+
+def _free_list() -> list[np.ndarray]:
+    free: list[np.ndarray] | None = getattr(_local, "free", None)
+    if free is None:
+        free = _local.free = []
+    return free
+
+
+@contextmanager
+def scratch(nbytes: int) -> Iterator[np.ndarray]:
+    """A writable, C-contiguous ``uint8`` array of ``nbytes``, the calling
+    thread's to use inside the ``with`` block only (its contents are
+    undefined at the start and reused afterwards)."""
+    free = _free_list()
+    buf = None
+    for i, candidate in enumerate(free):
+        if candidate.size >= nbytes:
+            buf = free.pop(i)
+            break
+    if buf is None:
+        buf = np.empty(max(nbytes, 1), dtype=np.uint8)
+    try:
+        yield buf[:nbytes]
+    finally:
+        if buf.size <= KEEP_NBYTES:
+            free.append(buf)
+            if len(free) > KEEP_COUNT:
+                free.remove(min(free, key=lambda b: b.size))
+
+
+__all__ = ["KEEP_COUNT", "KEEP_NBYTES", "scratch"]
