@@ -1,0 +1,248 @@
+"""Decoding without a chunk-sized buffer of its own: the scratch buffers
+(:mod:`zarrpy.codecs._scratch`), ``decode_into`` of zstd and blosc,
+:meth:`BoundChain.decoded` and :meth:`BoundChain.decode_into` (contiguous
+outputs, shards decoded inner chunk by inner chunk), each checked against
+the plain :meth:`BoundChain.decode`."""
+
+from __future__ import annotations
+
+import threading
+
+import numpy as np
+import pytest
+import zstandard
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from zarrpy.codecs._scratch import KEEP_NBYTES, scratch
+from zarrpy.codecs.abc import ChunkSpec
+from zarrpy.codecs.blosc import BloscCodec
+from zarrpy.codecs.chain import CodecChain
+from zarrpy.codecs.zstd import ZstdCodec
+from zarrpy.core.array_bytes import ArrayBytes
+from zarrpy.core.dtypes import DataType
+from zarrpy.errors import ChecksumError, ChunkDecodeError
+
+SETTINGS = settings(max_examples=60, deadline=None, database=None)
+
+ZSTD = {"name": "zstd", "configuration": {"level": 1, "checksum": False}}
+BLOSC = {"name": "blosc", "configuration": {"cname": "lz4", "clevel": 5, "shuffle": "shuffle", "typesize": 2, "blocksize": 0}}
+GZIP = {"name": "gzip", "configuration": {"level": 1}}
+CRC = {"name": "crc32c"}
+
+
+def little(endian: str = "little") -> dict:
+    return {"name": "bytes", "configuration": {"endian": endian}}
+
+
+def spec(shape, dtype="uint16", fill=0) -> ChunkSpec:
+    data_type = DataType.from_json(dtype) if dtype == "string" else DataType.from_numpy(np.dtype(dtype))
+    return ChunkSpec(tuple(shape), data_type, data_type.coerce_fill(fill))
+
+
+def bound(codecs, shape, dtype="uint16", fill=0):
+    return CodecChain.from_json(codecs).bind(spec(shape, dtype, fill))
+
+
+def sample(shape, dtype="uint16", seed=0) -> np.ndarray:
+    rng = np.random.default_rng(seed)
+    return (rng.integers(0, 50, size=shape) + np.arange(int(np.prod(shape))).reshape(shape) % 7).astype(dtype)
+
+
+# -- scratch buffers ----------------------------------------------------------
+def test_scratch_nested_blocks_get_distinct_buffers_and_reuse_them():
+    with scratch(100) as a:
+        with scratch(100) as b:
+            assert a.size == b.size == 100
+            assert not np.shares_memory(a, b)
+        first_b = b
+    with scratch(80) as c:
+        assert c.size == 80
+        assert np.shares_memory(c, a) or np.shares_memory(c, first_b)  # reused, not allocated
+
+
+def test_scratch_buffers_are_per_thread():
+    seen = {}
+
+    def grab(name):
+        with scratch(4096) as buf:
+            buf[:] = ord(name)
+            seen[name] = buf
+            barrier.wait()
+            assert (buf == ord(name)).all()  # the other thread never wrote here
+
+    barrier = threading.Barrier(2)
+    threads = [threading.Thread(target=grab, args=(n,)) for n in "ab"]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert not np.shares_memory(seen["a"], seen["b"])
+
+
+def test_scratch_does_not_keep_huge_buffers():
+    with scratch(KEEP_NBYTES + 1) as big:
+        pass
+    with scratch(KEEP_NBYTES + 1) as again:
+        assert not np.shares_memory(big, again)
+
+
+# -- bytes-to-bytes decode_into --------------------------------------------------
+@pytest.mark.parametrize("codec", [ZstdCodec(level=3), ZstdCodec(level=1, checksum=True),
+                                   BloscCodec(cname="zstd", clevel=3, shuffle="shuffle", typesize=2)])
+def test_decode_into_matches_decode(codec):
+    s = spec((64, 33))
+    raw = sample((64, 33)).tobytes()
+    encoded = codec.encode(raw, s)
+    dest = np.full(len(raw), 0xAB, dtype=np.uint8)
+    assert codec.decode_into(encoded, dest, s)
+    assert dest.tobytes() == raw == codec.decode(encoded, s)
+
+
+@pytest.mark.parametrize("codec", [ZstdCodec(level=3), BloscCodec(cname="lz4", clevel=5, shuffle="noshuffle", typesize=2)])
+def test_decode_into_refuses_a_size_other_than_the_stated_one(codec):
+    s = spec((10,))
+    encoded = codec.encode(sample((10,)).tobytes(), s)
+    assert not codec.decode_into(encoded, np.empty(19, np.uint8), s)
+    assert not codec.decode_into(encoded, np.empty(21, np.uint8), s)
+
+
+def test_zstd_decode_into_leaves_unusual_frames_to_decode():
+    s = spec((8,))
+    raw = sample((8,)).tobytes()
+    codec = ZstdCodec()
+    unsized = zstandard.ZstdCompressor(write_content_size=False).compress(raw)
+    half = len(raw) // 2
+    two = zstandard.ZstdCompressor().compress(raw[:half]) + zstandard.ZstdCompressor().compress(raw[half:])
+    for frames in (unsized, two):
+        assert not codec.decode_into(frames, np.empty(len(raw), np.uint8), s)
+        assert codec.decode(frames, s) == raw
+
+
+@pytest.mark.parametrize("codec", [ZstdCodec(level=3), ZstdCodec(level=3, checksum=True),
+                                   BloscCodec(cname="zstd", clevel=3, shuffle="shuffle", typesize=2)])
+def test_corrupt_data_is_refused_by_decode_into_and_reported_by_decode(codec):
+    s = spec((256,))
+    encoded = bytearray(codec.encode(sample((256,)).tobytes(), s))
+    encoded[len(encoded) // 2] ^= 0xFF
+    encoded[-2] ^= 0x55
+    dest = np.empty(512, np.uint8)
+    if codec.decode_into(bytes(encoded), dest, s):  # some flips still decode: then both agree
+        assert dest.tobytes() == codec.decode(bytes(encoded), s)
+        return
+    with pytest.raises(ChunkDecodeError):
+        codec.decode(bytes(encoded), s)
+
+
+# -- BoundChain.decoded and decode_into ----------------------------------------------
+CHAINS = {
+    "zstd": [little(), ZSTD],
+    "blosc": [little(), BLOSC],
+    "gzip": [little(), GZIP],
+    "zstd+crc32c": [little(), ZSTD, CRC],
+    "big-endian zstd": [little("big"), ZSTD],
+    "transpose zstd": [{"name": "transpose", "configuration": {"order": [1, 0]}}, little(), ZSTD],
+    "raw": [little()],
+}
+
+
+@pytest.mark.parametrize("name", sorted(CHAINS))
+@given(data=st.data())
+@SETTINGS
+def test_decoded_and_decode_into_agree_with_decode(name, data):
+    shape = (data.draw(st.integers(1, 12)), data.draw(st.integers(1, 12)))
+    dtype = data.draw(st.sampled_from(["uint16", "int32", "float64", "bool", "complex64"]))
+    chain = bound(CHAINS[name], shape, dtype)
+    values = sample(shape, dtype, seed=data.draw(st.integers(0, 99)))
+    encoded = chain.encode(ArrayBytes.from_array(values))
+    np.testing.assert_array_equal(chain.decode(encoded).array, values)
+    with chain.decoded(encoded) as chunk:
+        np.testing.assert_array_equal(chunk.array, values)
+    # straight into a contiguous output, and into a strided view of a bigger one
+    big = np.zeros((shape[0] + 2, shape[1] * 2 + 3), dtype=dtype)
+    for dest in (np.zeros(shape, dtype), big[1:-1, 3::2]):
+        if not chain.decode_into(encoded, dest):
+            with chain.decoded(encoded) as chunk:
+                dest[...] = chunk.array
+        np.testing.assert_array_equal(dest, values)
+    assert (big[0] == 0).all() and (big[-1] == 0).all() and (big[:, :3] == 0).all()  # nothing outside
+
+
+def test_decode_into_writes_the_decompressor_output_into_a_contiguous_dest():
+    chain = bound([little(), ZSTD], (16, 16))
+    values = sample((16, 16))
+    dest = np.zeros((16, 16), np.uint16)
+    assert chain.decode_into(chain.encode(ArrayBytes.from_array(values)), dest)
+    np.testing.assert_array_equal(dest, values)
+    # non-native byte order and array-to-array codecs are not written straight through
+    assert not bound([little("big"), ZSTD], (16, 16)).decode_into(b"", dest)
+    assert not bound([{"name": "transpose", "configuration": {"order": [1, 0]}}, little(), ZSTD], (16, 16)).decode_into(b"", dest)
+
+
+def test_decoded_chunk_of_a_corrupt_frame_raises_chunk_decode_error():
+    chain = bound([little(), ZSTD], (32,))
+    encoded = bytearray(chain.encode(ArrayBytes.from_array(sample((32,)))))
+    encoded[-3:] = b"\xff\xff\xff"
+    with pytest.raises(ChunkDecodeError):
+        with chain.decoded(bytes(encoded)):
+            pass
+
+
+# -- shards decoded inner chunk by inner chunk ---------------------------------------
+def sharding(inner_shape, inner_codecs, index_location="end"):
+    return [{
+        "name": "sharding_indexed",
+        "configuration": {
+            "chunk_shape": list(inner_shape),
+            "codecs": inner_codecs,
+            "index_codecs": [little(), CRC],
+            "index_location": index_location,
+        },
+    }]
+
+
+@pytest.mark.parametrize("inner", ["zstd", "zstd+crc32c", "transpose zstd", "raw", "gzip"])
+@pytest.mark.parametrize("location", ["start", "end"])
+@given(data=st.data())
+@SETTINGS
+def test_shard_decode_into_equals_decode(inner, location, data):
+    inner_shape = (data.draw(st.integers(1, 4)), data.draw(st.integers(1, 4)))
+    grid = (data.draw(st.integers(1, 3)), data.draw(st.integers(1, 3)))
+    shape = tuple(i * g for i, g in zip(inner_shape, grid))
+    chain = bound(sharding(inner_shape, CHAINS[inner], location), shape, "int32", 7)
+    values = sample(shape, "int32", seed=data.draw(st.integers(0, 99)))
+    # some inner chunks all fill: they are left out of the shard and must read as fill
+    blank = data.draw(st.lists(st.booleans(), min_size=grid[0] * grid[1], max_size=grid[0] * grid[1]))
+    for pos, is_blank in enumerate(blank):
+        if is_blank:
+            r, c = divmod(pos, grid[1])
+            values[r * inner_shape[0]:(r + 1) * inner_shape[0], c * inner_shape[1]:(c + 1) * inner_shape[1]] = 7
+    encoded = chain.encode(ArrayBytes.from_array(values))
+    big = np.full((shape[0] + 1, shape[1] * 2), -1, np.int32)
+    dest = big[1:, ::2]
+    assert chain.decode_into(encoded, dest)
+    np.testing.assert_array_equal(dest, values)
+    np.testing.assert_array_equal(dest, chain.decode(encoded).array)
+    assert (big[0] == -1).all() and (big[1:, 1::2] == -1).all()
+
+
+def test_shard_decode_into_names_the_corrupt_inner_chunk():
+    chain = bound(sharding((4, 4), [little(), ZSTD]), (8, 8))
+    encoded = bytearray(chain.encode(ArrayBytes.from_array(sample((8, 8)) + 1)))
+    encoded[0] ^= 0xFF  # the magic number of the first inner chunk's zstd frame
+    with pytest.raises(ChunkDecodeError, match=r"inner chunk \(0, 0\)"):
+        chain.decode_into(bytes(encoded), np.empty((8, 8), np.uint16))
+
+
+def test_shard_decode_into_checks_the_index():
+    chain = bound(sharding((4, 4), [little(), ZSTD]), (8, 8))
+    encoded = bytearray(chain.encode(ArrayBytes.from_array(sample((8, 8)) + 1)))
+    encoded[-1] ^= 0xFF  # the index checksum
+    with pytest.raises(ChecksumError):
+        chain.decode_into(bytes(encoded), np.empty((8, 8), np.uint16))
+
+
+def test_variable_length_shards_are_not_decoded_into_an_array():
+    chain = bound(sharding((2,), [{"name": "vlen-utf8"}]), (4,), "string", "")
+    encoded = chain.encode(ArrayBytes.from_bytes_list([b"a", b"bc", b"", b"d"], (4,)))
+    assert not chain.decode_into(encoded, np.empty(4, dtype=np.dtypes.StringDType()))
