@@ -88,6 +88,7 @@ _PREFIX_FACTORIES: dict[str, str] = {
 
 _registry: dict[str, type[Codec] | str] = dict(_BUILTIN)
 _lock = threading.Lock()
+_generation = 0  # bumped by every register_codec: what names mean may have changed
 _entry_points_loaded = False
 _entry_point_names: list[str] = []
 _v2_plugins: dict[str, type[Codec]] | None = None  # V2 id -> entry-point class, once scanned
@@ -100,11 +101,20 @@ def register_codec(cls: type[Codec], *, name: str | None = None, replace: bool =
     """Register ``cls`` under ``name`` (default ``cls.name``)."""
     if not (isinstance(cls, type) and issubclass(cls, Codec)):
         raise TypeError(f"{cls!r} is not a zarrpy Codec class")
+    global _generation
     key = name or cls.name
     with _lock:
         if key in _registry and not replace and _registry[key] is not cls:
             raise CodecError(f"codec {key!r} is already registered; pass replace=True to override")
         _registry[key] = cls
+        _generation += 1
+
+
+def generation() -> int:
+    """A number that changes whenever :func:`register_codec` is called:
+    what was built from codec names before may now be built otherwise
+    (caches of codecs built from JSON key on it)."""
+    return _generation
 
 
 def get_codec_class(name: str) -> type[Codec]:
@@ -239,6 +249,7 @@ __all__ = [
     "ENTRY_POINT_GROUP",
     "codec_class_for_v2_id",
     "codec_from_json",
+    "generation",
     "get_codec_class",
     "register_codec",
     "registered",
