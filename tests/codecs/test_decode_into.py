@@ -80,6 +80,22 @@ def test_scratch_buffers_are_per_thread():
     assert not np.shares_memory(seen["a"], seen["b"])
 
 
+def test_scratch_keeps_at_most_keep_count_buffers_the_largest():
+    from zarrpy.codecs import _scratch
+
+    sizes = [10, 20, 30, 40, 50, 60]
+
+    def nest(rest):
+        if rest:
+            with scratch(rest[0]):
+                nest(rest[1:])
+
+    nest(sizes)  # six buffers in use at once, then all given back
+    kept = sorted(b.size for b in _scratch._free_list())
+    assert len(kept) <= _scratch.KEEP_COUNT
+    assert kept == sorted(kept)[-len(kept):] and max(kept) >= 60
+
+
 def test_scratch_does_not_keep_huge_buffers():
     with scratch(KEEP_NBYTES + 1) as big:
         pass

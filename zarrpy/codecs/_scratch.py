@@ -53,8 +53,8 @@ def scratch(nbytes: int) -> Iterator[np.ndarray]:
     finally:
         if buf.size <= KEEP_NBYTES:
             free.append(buf)
-            if len(free) > KEEP_COUNT:
-                free.remove(min(free, key=lambda b: b.size))
+            if len(free) > KEEP_COUNT:  # forget the smallest (by position: arrays do not compare)
+                free.pop(min(range(len(free)), key=lambda i: free[i].size))
 
 
 __all__ = ["KEEP_COUNT", "KEEP_NBYTES", "scratch"]

@@ -140,7 +140,8 @@ class CoalescedRead:
                 out.append(b"")
             else:
                 lo = s - int(self.run_starts[r])
-                out.append(bytes(views[r][lo : lo + e - s]))
+                whole = lo == 0 and e - s == len(self._data[r])
+                out.append(self._data[r] if whole else bytes(views[r][lo : lo + e - s]))
         return out
 
     def joined(self) -> tuple[bytes, np.ndarray]:
@@ -175,9 +176,12 @@ def read_coalesced(
     """
     s = np.asarray(starts, dtype=np.int64).reshape(-1)
     e = np.asarray(ends, dtype=np.int64).reshape(-1)
-    run_starts, run_ends = coalesce_ranges(s, e, max_gap_nbytes)
-    # The run holding each range (empty ranges: any run, they take no bytes).
-    run = np.clip(np.searchsorted(run_starts, s, side="right") - 1, 0, None)
+    if s.size == 1 and e.size == 1 and e[0] > s[0]:  # one range: one run, nothing to merge
+        run_starts, run_ends, run = s, e, np.zeros(1, dtype=np.int64)
+    else:
+        run_starts, run_ends = coalesce_ranges(s, e, max_gap_nbytes)
+        # The run holding each range (empty ranges: any run, they take no bytes).
+        run = np.clip(np.searchsorted(run_starts, s, side="right") - 1, 0, None)
     if not run_starts.size:
         return CoalescedRead(s, e, run_starts, run_ends, run, [])
     requests = [RangeRequest(offset + lo, offset + hi) for lo, hi in zip(run_starts.tolist(), run_ends.tolist())]

@@ -388,8 +388,19 @@ class ChunkIO:
         return out[proj.out_selection]
 
     def _scatter_part(self, out: np.ndarray, key: str, group: list[Projection]) -> None:
+        decoder = self._decoder(key)
+        dests = self._part_dests(out, decoder, group)
+        if dests is not None:
+            try:
+                if decoder.decode_selections_into([p.chunk_dim_selection for p in group], dests):  # type: ignore[attr-defined]
+                    return
+            except CodecError as exc:
+                raise at_key(exc, key) from exc
+            for proj in group:
+                out[proj.out_selection] = self.form.fill_block(proj.out_block_shape)
+            return
         try:
-            parts = self._decoder(key).decode_selections([p.chunk_dim_selection for p in group])
+            parts = decoder.decode_selections([p.chunk_dim_selection for p in group])
             blocks = []
             for proj, part in zip(group, parts):
                 if part is not None and proj.pick is not None:
@@ -402,6 +413,22 @@ class ChunkIO:
                 out[proj.out_selection] = self.form.fill_block(proj.out_block_shape)
             else:
                 _put(out, proj, block)
+
+    def _part_dests(self, out: np.ndarray, decoder: ArrayPartialDecoder, group: list[Projection]) -> list[np.ndarray] | None:
+        """Views of ``out`` for each projection of ``group`` when ``decoder``
+        can decode straight into them (a shard of fixed-size elements, boxes
+        of ``out`` shaped like the selections), else None."""
+        if not (getattr(decoder, "decodes_into", False) and self.form.reads_into_buffers):
+            return None
+        dests = []
+        for proj in group:
+            if proj.pick is not None or not all(isinstance(s, slice) for s in proj.out_selection):
+                return None
+            dest = out[proj.out_selection]
+            if dest.shape != tuple(proj.chunk_block_shape):
+                return None
+            dests.append(dest)
+        return dests
 
     def _decoder(self, key: str) -> ArrayPartialDecoder:
         return self.bound.partial_decoder(self.store.reader(key), self._options)

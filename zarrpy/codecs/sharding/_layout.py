@@ -10,7 +10,8 @@ compact shard from encoded inner chunks.
 
 from __future__ import annotations
 
-from typing import Any, Iterable
+from contextlib import contextmanager
+from typing import Any, Iterable, Iterator
 
 import numpy as np
 
@@ -23,12 +24,16 @@ from ..fill import fill_chunk, fixed_fill, rows_equal_fill, variable_fill, varia
 from .index import NAME, ShardIndex
 
 
+_INDEX_CACHE_ENTRIES = 64
+"""Checked shard indexes a layout remembers (oldest forgotten first)."""
+
+
 class ShardLayout:
     """Inner grid, bound chains and fill value of one shard spec."""
 
     __slots__ = (
         "spec", "inner_spec", "grid_shape", "nchunks", "chunk_size",
-        "inner", "index_chain", "index_nbytes", "index_at_start", "_fill", "_fill_bytes",
+        "inner", "index_chain", "index_nbytes", "index_at_start", "_fill", "_fill_bytes", "_indexes",
     )
 
     def __init__(self, spec: ChunkSpec, inner_spec: ChunkSpec, inner: BoundChain, index_chain: BoundChain,
@@ -42,6 +47,8 @@ class ShardLayout:
         self.index_chain = index_chain
         self.index_nbytes: int = index_chain.encoded_size  # type: ignore[assignment]
         self.index_at_start = index_at_start
+        self._indexes: dict[tuple[bytes, int | None, int | None], ShardIndex] = {}
+        """Checked indexes by (encoded index, its offset, shard length): see :meth:`checked_index`."""
         try:
             self._fill = None if spec.dtype.is_variable else fixed_fill(spec)
             self._fill_bytes = variable_fill(spec) if spec.dtype.is_variable else None
@@ -168,20 +175,35 @@ class ShardLayout:
 
     def decode_inner(self, position: int, data: bytes) -> ArrayBytes:
         """Decode one inner chunk; errors name the codec and the inner chunk."""
-        try:
+        with self._naming(position):
             return self.inner.decode(data)
-        except ChunkDecodeError as exc:
-            raise type(exc)(f"codec {NAME!r}: inner chunk {self.coords(position)}: {exc}") from None
-        except CodecError as exc:
-            raise ChunkDecodeError(f"codec {NAME!r}: inner chunk {self.coords(position)}: {exc}") from None
 
     def decode_inner_into(self, position: int, data: Any, dest: np.ndarray) -> None:
         """Decode one inner chunk into ``dest`` (its region of the output);
         errors name the codec and the inner chunk, as :meth:`decode_inner`'s."""
+        with self._naming(position):
+            if self.inner.decode_into(data, dest):
+                return
+        with self.decoded_inner(position, data) as chunk:
+            dest[...] = chunk.array
+
+    @contextmanager
+    def decoded_inner(self, position: int, data: Any) -> Iterator[ArrayBytes]:
+        """:meth:`decode_inner` into a scratch buffer (see
+        :meth:`BoundChain.decoded`): the chunk is valid inside the block only."""
+        with self._naming(position):
+            decoded = self.inner.decoded(data)
+            chunk = decoded.__enter__()
         try:
-            if not self.inner.decode_into(data, dest):
-                with self.inner.decoded(data) as chunk:
-                    dest[...] = chunk.array
+            yield chunk
+        finally:
+            decoded.__exit__(None, None, None)
+
+    @contextmanager
+    def _naming(self, position: int) -> Iterator[None]:
+        """Decoding errors inside name the codec and the inner chunk."""
+        try:
+            yield
         except ChunkDecodeError as exc:
             raise type(exc)(f"codec {NAME!r}: inner chunk {self.coords(position)}: {exc}") from None
         except CodecError as exc:
@@ -205,6 +227,25 @@ class ShardLayout:
         return ShardIndex.decode(
             encoded, self.index_chain, self.grid_shape, index_offset=index_offset, shard_nbytes=shard_nbytes
         )
+
+    def checked_index(self, encoded: bytes, index_offset: int | None, shard_nbytes: int | None) -> ShardIndex:
+        """:meth:`decode_index` for readers, remembered: the same encoded
+        index at the same place in a shard of the same length decodes and
+        checks to the same entries, so repeated reads of a shard skip the
+        work. The index returned is read-only (its entries cannot be set)."""
+        key = (encoded, index_offset, shard_nbytes)
+        cache = self._indexes
+        index = cache.get(key)
+        if index is None:
+            index = self.decode_index(encoded, index_offset, shard_nbytes)
+            index.entries.setflags(write=False)
+            if len(cache) >= _INDEX_CACHE_ENTRIES:
+                try:
+                    del cache[next(iter(cache))]
+                except (KeyError, StopIteration, RuntimeError):  # another thread got there first
+                    pass
+            cache[key] = index
+        return index
 
     def build(self, pieces: Iterable[tuple[int, Any]]) -> bytes:
         """A compact shard: ``pieces`` (position, encoded bytes-like) laid out

@@ -90,7 +90,7 @@ class ShardPartialDecoder(ArrayPartialDecoder):
                 # Checked against the shard's length (when the reader knows it) before any
                 # inner chunk is read: no entry may run past the end or into the index.
                 offset = 0 if layout.index_at_start else None if total is None else total - k
-                self._index = layout.decode_index(bytes(raw), offset, total)
+                self._index = layout.checked_index(bytes(raw), offset, total)
             self._loaded = True
         return self._index
 
@@ -147,6 +147,65 @@ class ShardPartialDecoder(ArrayPartialDecoder):
                     pieces.append(parts.get(id(proj)))
             out.append(self._assemble(indexer, projections, pieces))
         return out
+
+    @property
+    def decodes_into(self) -> bool:
+        """Whether :meth:`decode_selections_into` can be used (fixed-size elements)."""
+        return not self.layout.is_variable
+
+    def decode_selections_into(self, selections: Sequence[tuple[Any, ...]], dests: Sequence[np.ndarray]) -> bool:
+        """:meth:`decode_selections` of a fixed-size shard, each selection
+        written into its ``dests`` entry (writable, shaped like the
+        selection, maybe a view into a bigger array) instead of a new array:
+        an inner chunk taken whole into a box of its dest is decoded straight
+        into it, others are decoded in a scratch buffer and their part
+        copied. False (nothing written) when the shard is missing."""
+        index = self.index()
+        if index is None:
+            return False
+        layout = self.layout
+        work: list[tuple[int, list[tuple[np.ndarray, ChunkProjection]]]] = []
+        by_pos: dict[int, list[tuple[np.ndarray, ChunkProjection]]] = {}
+        for selection, dest in zip(selections, dests):
+            indexer = OrthogonalIndexer(normalise_selection(selection), layout.spec.shape, layout.inner_spec.shape)
+            for proj in indexer:
+                pos = layout.position(proj.chunk_coords)
+                if index.get(pos) is None:
+                    dest[proj.out_selection] = layout.fill
+                else:
+                    by_pos.setdefault(pos, []).append((dest, proj))
+        work = list(by_pos.items())
+        caps = layout.inner.capabilities
+        in_part: dict[int, list[tuple[np.ndarray, ChunkProjection]]] = {}
+        if caps.partial_decode and not caps.skips_checks:
+            half = layout.chunk_size // 2
+            in_part = {pos: items for pos, items in work
+                       if all(math.prod(p.chunk_block_shape) <= half for _, p in items)}
+        raw = self.read_inner(sorted(pos for pos, _ in work if pos not in in_part))
+
+        def decode_one(item: tuple[int, list[tuple[np.ndarray, ChunkProjection]]]) -> None:
+            pos, targets = item
+            data = raw[pos]
+            if len(targets) == 1:
+                dest, proj = targets[0]
+                box = _box(dest, proj, layout.inner_spec.shape)
+                if box is not None:
+                    layout.decode_inner_into(pos, data, box)
+                    return
+            with layout.decoded_inner(pos, data) as chunk:
+                for dest, proj in targets:
+                    dest[proj.out_selection] = chunk.array[proj.chunk_selection]
+
+        def decode_part(item: tuple[int, list[tuple[np.ndarray, ChunkProjection]]]) -> None:
+            pos, targets = item
+            got = self._decode_part((pos, [p for _, p in targets]))
+            for (dest, proj), (_, block) in zip(targets, got):
+                assert block is not None  # a stored inner chunk
+                dest[proj.out_selection] = block.array.reshape(proj.out_block_shape)
+
+        self._map(decode_one, [item for item in work if item[0] not in in_part])
+        self._map(decode_part, list(in_part.items()))
+        return True
 
     def _part_requests(
         self, stored: list[tuple[int, ChunkProjection]], in_part: set[int]
@@ -219,6 +278,15 @@ class ShardPartialDecoder(ArrayPartialDecoder):
 
         got = read_coalesced(self._read, starts, ends, self.max_gap_nbytes, short_read_error=short)
         return {pos: piece for (_, _, pos), piece in zip(wanted, got.pieces())}
+
+
+def _box(dest: np.ndarray, proj: ChunkProjection, inner_shape: tuple[int, ...]) -> np.ndarray | None:
+    """``dest``'s region for ``proj`` when it takes its whole inner chunk into
+    a box of ``dest`` (a view to decode straight into), else None."""
+    if not (proj.is_complete and tuple(proj.out_block_shape) == tuple(inner_shape)
+            and all(isinstance(s, slice) and s.step in (None, 1) for s in proj.out_selection)):
+        return None
+    return dest[proj.out_selection]
 
 
 __all__ = ["DEFAULT_MAX_GAP_NBYTES", "ShardPartialDecoder"]
