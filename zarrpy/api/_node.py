@@ -24,7 +24,7 @@ def location(store: Store, path: str) -> str:
 
 def read_metadata(store: Store, path: str, zarr_format: int | None = None) -> AnyMetadata:
     """The node at ``path``: V3 ``zarr.json`` first, then V2 ``.zarray`` /
-    ``.zgroup`` (+ ``.zattrs``), in one batched store request.
+    ``.zgroup`` (+ ``.zattrs``); the requests as :func:`read_node` makes them.
 
     NodeNotFoundError if neither is there (in the format asked for).
     """
@@ -43,14 +43,33 @@ def read_node(
     store: Store, path: str, zarr_format: int | None = None, *, zmetadata: bool = False
 ) -> StoredNode:
     """The node at ``path`` (as :func:`read_metadata`) and, if ``zmetadata``,
-    the raw V2 ``.zmetadata`` beside it -- all in ONE batched store request,
-    so that opening a consolidated V2 hierarchy costs one request.
+    the raw V2 ``.zmetadata`` beside it -- in ONE batched store request, so
+    that opening a consolidated hierarchy costs one request. Without
+    ``zmetadata`` (an array's open), where requests are cheap
+    (``store.whole_read_nbytes`` > 0: local files, memory, zip),
+    ``zarr.json`` is read alone first and the V2 documents are asked for only
+    when it is missing: a V3 node costs one lookup, not four. With
+    ``zarr_format=2`` only the V2 documents are asked for. V3 wins when
+    both formats are present.
 
     The ``.zmetadata`` bytes are returned only for a V2 group (None otherwise);
     a V3 group carries its consolidated metadata inside its ``zarr.json``.
     """
-    names = (*NODE_DOCUMENTS, *((ZMETADATA_KEY,) if zmetadata else ()))
-    raw = dict(zip(names, store.get_partial_values([(join_key(path, k), None) for k in names])))
+    raw: dict[str, bytes | None]
+    if zarr_format == 2:
+        raw = _read_documents(store, path, V2_NODE_DOCUMENTS, zmetadata)
+    elif store.whole_read_nbytes and not zmetadata:
+        # Requests are cheap here (local files, memory, a zip): ask for
+        # zarr.json alone, which wins whenever it is there, and for the V2
+        # documents only when it is not (one request for a V3 node, no
+        # lookups of files that are never there).
+        zarr_json = store.get(join_key(path, METADATA_KEY))
+        if zarr_json is not None or zarr_format == 3:
+            raw = {METADATA_KEY: zarr_json}
+        else:
+            raw = _read_documents(store, path, V2_NODE_DOCUMENTS, zmetadata)
+    else:  # one batched request: a round trip costs more than the documents
+        raw = _read_documents(store, path, NODE_DOCUMENTS, zmetadata)
     try:
         found = NodeDocuments.from_mapping(raw).parse(path, zarr_format)
     except MetadataError as exc:  # name the store: the key alone does not say which one
@@ -60,6 +79,16 @@ def read_node(
         raise NodeNotFoundError(f"no array or group at {location(store, path)}: no {wanted} there")
     consolidated = raw.get(ZMETADATA_KEY) if isinstance(found, GroupMetadataV2) else None
     return StoredNode(found, consolidated)
+
+
+V2_NODE_DOCUMENTS = tuple(name for name in NODE_DOCUMENTS if name != METADATA_KEY)
+"""The V2 documents of a node (``.zarray``, ``.zgroup``, ``.zattrs``)."""
+
+
+def _read_documents(store: Store, path: str, names: tuple[str, ...], zmetadata: bool) -> dict[str, bytes | None]:
+    """``names`` below ``path`` (and ``.zmetadata`` if asked) in one batched request."""
+    names = (*names, *((ZMETADATA_KEY,) if zmetadata else ()))
+    return dict(zip(names, store.get_partial_values([(join_key(path, k), None) for k in names])))
 
 
 def read_metadata_many(store: Store, paths: list[str], zarr_format: int | None = None) -> list[AnyMetadata | None]:

@@ -7,10 +7,15 @@ depends on the codec registry.
 
 from __future__ import annotations
 
+import marshal
+import threading
 from dataclasses import dataclass, field, replace
 from typing import Any
 
+import numpy as np
+
 from ..core.dtypes import DataType
+from ..core.dtypes import registry as dtype_registry
 from ..core.limits import check_shape
 from ..errors import MetadataError
 from ._parse import (
@@ -264,17 +269,117 @@ class GroupMetadataV3:
 
 
 def parse_node_metadata(raw: bytes, key: str) -> ArrayMetadataV3 | GroupMetadataV3:
-    """Parse a ``zarr.json`` stored under ``key`` as an array or a group."""
+    """Parse a ``zarr.json`` stored under ``key`` as an array or a group.
+
+    An array's document is parsed and validated once per distinct content
+    (see :class:`_ParsedArrays`): the same bytes again give a new
+    :class:`ArrayMetadataV3` with fresh copies of its mutable members.
+    """
+    found = _parsed_arrays.get(raw)
+    if found is not None:
+        return found
     doc = parse_json_document(raw, key)
     node_type = doc.get("node_type")
     try:
         if node_type == "array":
-            return ArrayMetadataV3.from_json(doc)
+            fill_json = doc.get("fill_value")
+            metadata = ArrayMetadataV3.from_json(doc)
+            _parsed_arrays.put(raw, metadata, fill_json)
+            return metadata
         if node_type == "group":
             return GroupMetadataV3.from_json(doc)
     except MetadataError as exc:
         raise MetadataError(f"{key!r}: {exc}") from None
     raise MetadataError(f"{key!r}: node_type must be 'array' or 'group', got {node_type!r}")
+
+
+# Fill values of these types are immutable: a memoised one is handed out as is.
+_IMMUTABLE_FILLS = (bool, int, float, complex, str, bytes, type(None), np.bool_, np.number, np.datetime64, np.timedelta64)
+
+
+class _ParsedArrays:
+    """Array ``zarr.json`` documents already parsed and validated, by their
+    exact bytes: opening many arrays with the same document (or one array
+    again) parses and validates it once.
+
+    Keyed on the raw bytes alone, so a document that changed on disk is a
+    new key and is parsed afresh (the store is read on every open; only the
+    parse is saved). Nothing cached is ever handed out: each hit builds a
+    new :class:`ArrayMetadataV3` whose mutable members (``attributes``,
+    ``extra``, the ``codecs`` objects, a fill value of a mutable type) are
+    fresh copies, so a caller changing its metadata changes nobody else's.
+    The immutable members (shape tuples, the frozen :class:`DataType` and
+    :class:`ChunkKeyEncodingSpec`) are shared. A hit whose data type's name
+    is now registered to another family (``register_data_type(...,
+    replace=True)``) is parsed again; so is a document whose data type is
+    structured (numpy lets a structured dtype's field names be changed).
+
+    Bounded: documents up to :data:`MAX_DOCUMENT_NBYTES`, at most
+    :data:`MAX_ENTRIES` of them (the oldest go first). Thread-safe.
+    """
+
+    MAX_ENTRIES = 512
+    MAX_DOCUMENT_NBYTES = 16 << 10
+
+    def __init__(self) -> None:
+        # raw bytes -> (template, marshalled (attributes, extra, codecs), fill JSON or None)
+        self._entries: dict[bytes, tuple[ArrayMetadataV3, bytes, Any]] = {}
+        self._lock = threading.Lock()
+
+    def get(self, raw: bytes) -> ArrayMetadataV3 | None:
+        if type(raw) is not bytes or len(raw) > self.MAX_DOCUMENT_NBYTES:
+            return None
+        entry = self._entries.get(raw)
+        if entry is None:
+            return None
+        template, members, fill_json = entry
+        data_type = template.data_type
+        try:
+            if dtype_registry.family_for_name(data_type.name) is not data_type.family:
+                return None
+            attributes, extra, codecs = marshal.loads(members)
+            fill = template.fill_value if fill_json is None else data_type.fill_from_json(fill_json)
+        except (MetadataError, ValueError, TypeError, EOFError):  # anything unusual: parse the document again
+            return None
+        metadata = object.__new__(ArrayMetadataV3)
+        fields = metadata.__dict__
+        fields.update(template.__dict__)
+        fields["attributes"] = attributes
+        fields["extra"] = extra
+        fields["codecs"] = codecs
+        fields["fill_value"] = fill
+        return metadata
+
+    def put(self, raw: bytes, metadata: ArrayMetadataV3, fill_json: Any) -> None:
+        if type(raw) is not bytes or len(raw) > self.MAX_DOCUMENT_NBYTES or metadata.data_type.numpy.fields:
+            return
+        try:
+            members = marshal.dumps((metadata.attributes, metadata.extra, metadata.codecs))
+            marshal.loads(members)  # too deep for marshal: not kept
+        except (ValueError, RecursionError):
+            return
+        fill = metadata.fill_value
+        if isinstance(fill, _IMMUTABLE_FILLS):
+            fill_json = None  # the parsed value itself is handed out
+        template = object.__new__(ArrayMetadataV3)
+        template.__dict__.update(metadata.__dict__)  # the caller's mutable members are copied out on each hit
+        with self._lock:
+            if len(self._entries) >= self.MAX_ENTRIES:
+                try:
+                    del self._entries[next(iter(self._entries))]
+                except (KeyError, StopIteration, RuntimeError):
+                    pass
+            self._entries[raw] = (template, members, fill_json)
+
+    def clear(self) -> None:
+        with self._lock:
+            self._entries.clear()
+
+    def __len__(self) -> int:
+        return len(self._entries)
+
+
+_parsed_arrays = _ParsedArrays()
 
 
 __all__ = ["ArrayMetadataV3", "ChunkKeyEncodingSpec", "GroupMetadataV3", "parse_node_metadata"]

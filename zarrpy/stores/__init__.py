@@ -29,6 +29,7 @@ from typing import Any, Mapping
 from urllib.parse import urlsplit
 from urllib.request import url2pathname
 
+from ._confine import real_dir
 from .abc import Store
 from .fsspec import FsspecStore
 from .local import LocalStore
@@ -81,6 +82,9 @@ def store_from_url(
                 "they are only used with fsspec URLs"
             )
         path = _file_url_to_path(url) if url.startswith("file://") else url
+        real = real_dir(os.path.abspath(path))
+        if real is not None:  # an existing directory (resolved): no zip file to look for
+            return LocalStore._at_real(path, real, read_only)
         if os.path.isfile(path) and zipfile.is_zipfile(path):
             return ZipStore(path, mode="r")
         return LocalStore(path, read_only=read_only)

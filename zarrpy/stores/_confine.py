@@ -53,6 +53,37 @@ def fd_path(fd: int) -> str | None:
     return None
 
 
+_DIR_FLAGS = (
+    os.O_RDONLY | getattr(os, "O_DIRECTORY", 0) | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0)
+)
+
+
+def real_dir(path: str) -> str | None:
+    """The real path of ``path`` when it is a directory this process can
+    open, asked of the kernel: the directory is opened and its descriptor's
+    path read (three system calls, where ``os.path.realpath`` makes one
+    ``lstat`` per component). None otherwise -- a missing path, a file, a
+    directory that cannot be opened, a platform that cannot tell."""
+    if not (_HAS_PROC_FD or _F_GETPATH is not None):
+        return None
+    try:
+        fd = os.open(path, _DIR_FLAGS)
+    except OSError:
+        return None
+    try:
+        found = fd_path(fd)
+    finally:
+        os.close(fd)
+    return found if found is not None and os.path.isabs(found) else None
+
+
+def real_path(path: str) -> str:
+    """``os.path.realpath(path)`` for an absolute ``path``, through
+    :func:`real_dir` when it is a directory."""
+    found = real_dir(path)
+    return found if found is not None else os.path.realpath(path)
+
+
 class Confined:
     """Containment checks for paths under ``root`` (already resolved)."""
 
@@ -95,4 +126,4 @@ class Confined:
         return _HAS_PROC_FD or _F_GETPATH is not None
 
 
-__all__ = ["DIR_FD", "Confined", "fd_path"]
+__all__ = ["DIR_FD", "Confined", "fd_path", "real_dir", "real_path"]

@@ -51,7 +51,7 @@ from typing import BinaryIO
 from ..core.byte_range import ByteRequest, OffsetRequest, RangeRequest, SuffixRequest
 from ..errors import InvalidKeyError, KeyNotFoundError, StoreError
 from . import _tempfiles
-from ._confine import DIR_FD, Confined
+from ._confine import DIR_FD, Confined, real_path
 from .abc import Store, store_error, validate_key, validate_prefix
 
 _MAKEDIRS_RETRIES = 5
@@ -121,12 +121,32 @@ class LocalStore(Store):
     def __init__(
         self, root: str | os.PathLike[str], read_only: bool = False, *, follow_symlinks: bool = False
     ) -> None:
-        self.root = Path(os.path.realpath(os.path.abspath(os.fspath(root))))
-        self._display_name = os.fspath(root)  # as given (maybe relative), for messages only
+        given = os.fspath(root)
+        self._setup(given, real_path(os.path.abspath(given)), read_only, follow_symlinks)
+
+    @classmethod
+    def _at_real(cls, given: str, real: str, read_only: bool = False) -> LocalStore:
+        """The store of ``given``, whose real path the caller has just found
+        (``_confine.real_dir``): saves resolving it twice."""
+        store = cls.__new__(cls)
+        store._setup(given, real, read_only, False)
+        return store
+
+    def _setup(self, given: str, real: str, read_only: bool, follow_symlinks: bool) -> None:
+        self._root_path: Path | None = None  # made on first use of ``root``
+        self._display_name = given  # as given (maybe relative), for messages only
         self.read_only = read_only
         self.follow_symlinks = follow_symlinks
-        self._confined = Confined(os.fspath(self.root))
+        self._confined = Confined(real)
         self._swept: dict[str, float] = {}  # directory -> when its stale temp files were last removed
+
+    @property
+    def root(self) -> Path:
+        """The store's directory: absolute, links resolved (at construction)."""
+        path = getattr(self, "_root_path", None)
+        if path is None:
+            path = self._root_path = Path(self._confined.root)
+        return path
 
     # -- confinement -------------------------------------------------------
     def _parts(self, key: str) -> list[str]:
@@ -139,7 +159,7 @@ class LocalStore(Store):
         return parts
 
     def _path(self, parts: list[str]) -> str:
-        return os.path.join(self.root, *parts)
+        return os.path.join(self._confined.root, *parts)
 
     def _escape(self, key: str) -> InvalidKeyError:
         err = InvalidKeyError(
