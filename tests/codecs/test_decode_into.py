@@ -262,3 +262,22 @@ def test_variable_length_shards_are_not_decoded_into_an_array():
     chain = bound(sharding((2,), [{"name": "vlen-utf8"}]), (4,), "string", "")
     encoded = chain.encode(ArrayBytes.from_bytes_list([b"a", b"bc", b"", b"d"], (4,)))
     assert not chain.decode_into(encoded, np.empty(4, dtype=np.dtypes.StringDType()))
+
+
+def test_shard_decode_into_hands_inner_chunks_to_map_fn_in_a_few_groups():
+    from zarrpy.codecs.partial import DecodeOptions
+
+    calls = []
+
+    def recording_map(fn, items):
+        items = list(items)
+        calls.append([len(group) for group in items])
+        return [fn(x) for x in items]
+
+    chain = bound(sharding((2, 2), [little(), ZSTD]), (8, 10))
+    values = sample((8, 10)) + 1
+    values[0:2, 0:2] = 0  # one inner chunk of fill: not stored, not decoded
+    dest = np.empty((8, 10), np.uint16)
+    assert chain.decode_into(chain.encode(ArrayBytes.from_array(values)), dest, DecodeOptions(map_fn=recording_map))
+    np.testing.assert_array_equal(dest, values)
+    assert calls == [[3] * 3 + [2] * 5]  # 19 stored inner chunks in 8 groups

@@ -235,12 +235,22 @@ class ArrayToBytesCodec(Codec):
         """Encoded size in bytes when it is fixed by ``spec``, else None."""
         return None
 
-    def decode_into(self, data: bytes, spec: ChunkSpec, dest: np.ndarray) -> bool:
+    def decode_into(
+        self, data: bytes, spec: ChunkSpec, dest: np.ndarray, options: DecodeOptions = DEFAULT_OPTIONS
+    ) -> bool:
         """Decode ``data`` straight into ``dest`` (a writable array of
         ``spec.shape`` and the type's in-memory numpy dtype, maybe a strided
         view into a bigger array) when this codec can do better than
         :meth:`decode` plus a copy; True when done. On False (the default)
-        ``dest`` may hold anything. Errors are those of :meth:`decode`."""
+        ``dest`` may hold anything. Errors are those of :meth:`decode`.
+        ``options.map_fn`` runs independent pieces (a shard's inner chunks)."""
+        return False
+
+    def decodes_into_elements(self, spec: ChunkSpec) -> bool:
+        """True when :meth:`decode_into` builds the elements from the whole
+        decoded bytes and always does it for a ``dest`` of ``spec.shape`` and
+        the in-memory dtype, so a chain may run its bytes-to-bytes codecs
+        first and hand it their output. Default: False."""
         return False
 
     def native_bytes(self, spec: ChunkSpec) -> bool:

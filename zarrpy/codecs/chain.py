@@ -160,12 +160,16 @@ class BoundChain:
                 return
         yield self._decode_array(b2bs[0].decode(_as_bytes(data), self._a2b_spec))
 
-    def decode_into(self, data: bytes | memoryview, dest: np.ndarray) -> bool:
-        """Decode a fixed-size chunk straight into ``dest`` (writable, of
+    def decode_into(
+        self, data: bytes | memoryview, dest: np.ndarray, options: DecodeOptions = DEFAULT_OPTIONS
+    ) -> bool:
+        """Decode a chunk straight into ``dest`` (writable, of
         ``spec.shape`` and the in-memory dtype, maybe a view into a bigger
         array) without a chunk-sized buffer of its own: a contiguous
         ``dest`` of plain numbers gets the decompressor's output directly; a
-        shard decodes each inner chunk into its part of ``dest``. True when
+        shard decodes each inner chunk into its part of ``dest`` (in
+        parallel through ``options.map_fn``); strings of
+        ``vlen-utf8`` are cast into ``dest`` from the decompressed bytes. True when
         done; on False ``dest`` may hold anything (the caller then decodes
         with :meth:`decoded` and copies the whole chunk over it)."""
         chain = self.chain
@@ -173,6 +177,12 @@ class BoundChain:
             return False
         a2b, b2bs = chain.array_to_bytes, chain.bytes_to_bytes
         if not b2bs:
+            return a2b.decode_into(_as_bytes(data), self._a2b_spec, dest, options)
+        if a2b.decodes_into_elements(self._a2b_spec):
+            # Elements built from the whole decoded bytes (vlen-utf8's strings):
+            # decompress, then the codec fills ``dest`` (no chunk-sized copy).
+            for b2b in reversed(b2bs):
+                data = b2b.decode(_as_bytes(data), self._a2b_spec)
             return a2b.decode_into(_as_bytes(data), self._a2b_spec, dest)
         if not (dest.flags.c_contiguous and dest.flags.writeable and a2b.native_bytes(self._a2b_spec)):
             return False

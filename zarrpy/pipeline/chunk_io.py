@@ -365,7 +365,7 @@ class ChunkIO:
             return
         try:
             dest = self._whole_dest(out, group[0]) if len(group) == 1 else None
-            if dest is not None and self.bound.decode_into(data, dest):
+            if dest is not None and self.bound.decode_into(data, dest, self._options):
                 return
             with self.bound.decoded(data) as decoded:
                 chunk = self.form.to_numpy(decoded)
