@@ -28,8 +28,8 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import platform
 import shutil
+import signal
 import statistics
 import sys
 import threading
@@ -932,11 +932,24 @@ def run_benchmark(cfg: Config, *, workloads: Sequence[str] | None = None, engine
         shutil.rmtree(work, ignore_errors=True)
     return {
         "date": date, "machine": H.machine(load_before), "versions": H.versions(*PEER_DISTS),
-        "zarrpy_commit": H.git_commit(), "engines": [e.name for e in engines],
+        "zarrpy_commit": H.git_commit(), "zarrpy_dirty": zarrpy_dirty(), "engines": [e.name for e in engines],
         "config": {**{k: v for k, v in asdict(cfg).items() if k != "indexing"}, "indexing": asdict(cfg.indexing)},
         "memcpy_GBps": {"prefaulted": cfg.memcpy_nbytes / pre / 1e9, "fresh": cfg.memcpy_nbytes / fresh / 1e9},
         "cores": CORES, "seconds": time.perf_counter() - t0, "workloads": results,
     }
+
+
+def zarrpy_dirty() -> bool | None:
+    """Whether the checkout's zarrpy/ has uncommitted changes (then the commit
+    alone does not say what was timed); None outside a git checkout."""
+    import subprocess
+
+    try:
+        out = subprocess.run(["git", "-C", str(H.REPO_ROOT), "status", "--porcelain", "--", "zarrpy"],
+                             capture_output=True, text=True, check=True).stdout
+    except Exception:
+        return None
+    return bool(out.strip())
 
 
 # -- reporting ------------------------------------------------------------------------------
@@ -1024,7 +1037,8 @@ def format_header(result: dict[str, Any]) -> str:
     bw = result["memcpy_GBps"]
     cfg = result["config"]
     return "\n".join([
-        f"Run of {result['date']} (UTC), zarrpy commit `{result['zarrpy_commit']}`, "
+        f"Run of {result['date']} (UTC), zarrpy commit `{result['zarrpy_commit']}`"
+        + (" plus uncommitted changes in zarrpy/" if result.get("zarrpy_dirty") else "") + ", "
         f"{cfg['repeats']} repeats, {result['seconds'] / 60:.1f} min in all.",
         f"Machine: {m['platform']}, {m['processor']}, {m['cpu_count']} CPUs; load average "
         f"{m['loadavg_before']} before, {m['loadavg_after']} after. "
@@ -1064,6 +1078,7 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--no-docs", action="store_true", help="do not write the table into docs/performance.md")
     p.add_argument("--tmpdir", help="parent directory of the temporary stores")
     args = p.parse_args(argv)
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))  # so the temporary stores are removed
     cfg = QUICK if args.quick else DEFAULT
     if args.repeats is not None:
         if args.repeats < 1:
