@@ -132,6 +132,31 @@ class StoreContract:
         store.set("a/k", VALUE)
         assert store.get("a/k", request_) == expected
 
+    def test_open_reader_answers_like_get(self, store: Store) -> None:
+        """``open_reader`` (one reader for one partial decode) gives what
+        ``get`` gives for every request, its size, and None for a missing key."""
+        store.set("a/k", VALUE)
+        with store.open_reader("a/k") as reader:
+            assert reader.size() == len(VALUE)
+            for request, expected in RANGE_CASES:
+                assert reader(request) == expected, request
+            assert reader.read_many([r for r, _ in RANGE_CASES]) == [e for _, e in RANGE_CASES]
+        with store.open_reader("a/missing") as reader:
+            assert reader.size() is None
+            assert reader(None) is None
+            assert reader.read_many([RangeRequest(0, 2), None]) == [None, None]
+
+    def test_open_reader_is_shared_by_threads(self, store: Store) -> None:
+        value = bytes(range(256)) * 64
+        store.set("big", value)
+        with store.open_reader("big") as reader:
+            def read(i: int) -> bytes | None:
+                return reader(RangeRequest(i * 97, i * 97 + 300))
+
+            with ThreadPoolExecutor(self.threads) as pool:
+                got = list(pool.map(read, range(150)))
+        assert got == [value[i * 97 : i * 97 + 300] for i in range(150)]
+
     def test_byte_ranges_large_value(self, store: Store) -> None:
         value = bytes(range(256)) * 1024  # 256 KiB
         store.set("big", value)
@@ -364,6 +389,7 @@ class StoreContract:
             ("a/new", lambda: store.set("a/new", b"new")),
             ("a/", lambda: list(store.list_prefix("a/"))),
             ("a/k", lambda: store.getsize("a/k")),
+            ("a/k", lambda: _read_through_open_reader(store, "a/k")),
         ]
         if store.supports_deletes:
             calls.append(("a/k", lambda: store.delete("a/k")))
@@ -384,3 +410,8 @@ class StoreContract:
 def eio(*args: object, **kwargs: object) -> None:
     """A backend call that fails as a broken disk or connection would."""
     raise OSError(errno.EIO, "Input/output error (injected)")
+
+
+def _read_through_open_reader(store: Store, key: str) -> object:
+    with store.open_reader(key) as reader:
+        return reader.size(), reader(RangeRequest(0, 2))

@@ -210,3 +210,34 @@ def test_keys_cannot_leave_the_root(tmp_path: Path) -> None:
         with pytest.raises(InvalidKeyError):
             store.set(key, b"x")
     assert not root.exists() and _files(tmp_path) == []
+
+
+def test_open_reader_reads_one_file_even_when_it_is_replaced(tmp_path):
+    """The reader of one partial decode keeps the file it opened: a shard
+    replaced meanwhile cannot mix its old index with new inner chunks."""
+    store = LocalStore(tmp_path)
+    store.set("c/0", b"old-index-and-chunks")
+    with store.open_reader("c/0") as reader:
+        assert reader(RangeRequest(0, 3)) == b"old"
+        store.set("c/0", b"NEW-VALUE-OF-OTHER-LENGTH")
+        assert reader.size() == len(b"old-index-and-chunks")
+        assert reader(SuffixRequest(6)) == b"chunks"
+    with store.open_reader("c/0") as reader:
+        assert reader(None) == b"NEW-VALUE-OF-OTHER-LENGTH"
+
+
+def test_open_reader_of_a_directory_is_missing_and_closes_its_file(tmp_path):
+    import gc
+    import os
+
+    store = LocalStore(tmp_path)
+    store.set("d/k", b"v")
+    with store.open_reader("d") as reader:
+        assert reader.size() is None and reader(None) is None
+    before = len(os.listdir("/proc/self/fd")) if os.path.isdir("/proc/self/fd") else None
+    for _ in range(50):
+        with store.open_reader("d/k") as reader:
+            assert reader(None) == b"v"
+    gc.collect()
+    if before is not None:
+        assert len(os.listdir("/proc/self/fd")) <= before  # every descriptor closed

@@ -41,6 +41,11 @@ def layout(tmp_path: Path) -> tuple[Path, Path]:
 ESCAPING_KEYS = ["leak", "evil/secret", "evil/new", "evil/sub/new", "hop1/secret", "hop2/secret", "hop1/new"]
 
 
+def _through_open_reader(store: LocalStore, key: str) -> object:
+    with store.open_reader(key) as reader:
+        return reader.size(), reader(RangeRequest(0, 4))
+
+
 def _outside_untouched(outside: Path) -> None:
     assert sorted(str(p.relative_to(outside)) for p in outside.rglob("*")) == ["dir", "dir/secret", "secret"]
     assert (outside / "secret").read_bytes() == SECRET
@@ -56,10 +61,11 @@ def _outside_untouched(outside: Path) -> None:
         lambda s, k: s.get_partial_values([("real/k", None), (k, None)]),
         lambda s, k: s.exists(k),
         lambda s, k: s.getsize(k),
+        lambda s, k: _through_open_reader(s, k),
         lambda s, k: s.set(k, b"overwritten"),
         lambda s, k: s.delete(k),
     ],
-    ids=["get", "get-range", "get_partial_values", "exists", "getsize", "set", "delete"],
+    ids=["get", "get-range", "get_partial_values", "exists", "getsize", "open_reader", "set", "delete"],
 )
 def test_keys_leading_out_are_refused(
     layout: tuple[Path, Path], key: str, operation: Callable[[LocalStore, str], object]

@@ -388,7 +388,12 @@ class ChunkIO:
         return out[proj.out_selection]
 
     def _scatter_part(self, out: np.ndarray, key: str, group: list[Projection]) -> None:
-        decoder = self._decoder(key)
+        with self.store.open_reader(key) as reader:
+            self._scatter_decoded_part(out, key, group, self.bound.partial_decoder(reader, self._options))
+
+    def _scatter_decoded_part(
+        self, out: np.ndarray, key: str, group: list[Projection], decoder: ArrayPartialDecoder
+    ) -> None:
         dests = self._part_dests(out, decoder, group)
         if dests is not None:
             try:
@@ -429,9 +434,6 @@ class ChunkIO:
                 return None
             dests.append(dest)
         return dests
-
-    def _decoder(self, key: str) -> ArrayPartialDecoder:
-        return self.bound.partial_decoder(self.store.reader(key), self._options)
 
     def _fetch(self, keys: list[str]) -> list[bytes | None]:
         """Whole values of ``keys`` in one batched store call (none for no keys)."""
@@ -497,7 +499,9 @@ class ChunkIO:
                 key = self.key(outer)
                 members = groups[outer]
                 try:
-                    parts = self._decoder(key).decode_selections([m.selection for m in members])
+                    with self.store.open_reader(key) as reader:
+                        decoder = self.bound.partial_decoder(reader, self._options)
+                        parts = decoder.decode_selections([m.selection for m in members])
                     for m, part in zip(members, parts):
                         results[m.position] = (
                             self._fill_region(m.shape) if part is None else self.form.to_numpy(part).reshape(m.shape)

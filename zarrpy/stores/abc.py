@@ -14,6 +14,7 @@ values).
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
+from contextlib import contextmanager
 from typing import Hashable, Iterable, Iterator, Sequence
 
 from ..core.byte_range import ByteRequest
@@ -195,6 +196,15 @@ class Store(ABC):
     def reader(self, key: str) -> KeyReader:
         """A byte-range reader of ``key`` for partial decoders."""
         return KeyReader(self, key)
+
+    @contextmanager
+    def open_reader(self, key: str) -> Iterator[KeyReader]:
+        """:meth:`reader` for one operation: the reads of a partial decode
+        (the value's size, a shard's index, its inner chunks) happen inside
+        the ``with`` block. A store may keep the value open meanwhile
+        (:class:`~zarrpy.stores.local.LocalStore` opens the file once and
+        reads every range of that one file). Default: :meth:`reader`."""
+        yield self.reader(key)
 
     @property
     def url(self) -> str | None:

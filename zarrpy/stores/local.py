@@ -41,8 +41,10 @@ FIFO …) raise :class:`~zarrpy.errors.StoreError` naming the key, with the
 from __future__ import annotations
 
 import errno
+from contextlib import contextmanager
 import os
 import stat
+import threading
 import time
 from collections.abc import Iterator, Sequence
 from pathlib import Path
@@ -52,7 +54,7 @@ from ..core.byte_range import ByteRequest, OffsetRequest, RangeRequest, SuffixRe
 from ..errors import InvalidKeyError, KeyNotFoundError, StoreError
 from . import _tempfiles
 from ._confine import DIR_FD, Confined, real_path
-from .abc import Store, store_error, validate_key, validate_prefix
+from .abc import KeyReader, Store, store_error, validate_key, validate_prefix
 
 _MAKEDIRS_RETRIES = 5
 _SWEEP_INTERVAL = 60.0  # seconds between looks for stale temporary files in one directory
@@ -92,6 +94,42 @@ def _read_open(f: BinaryIO, request: ByteRequest | None) -> bytes:
     raise TypeError(f"not a byte request: {request!r}")
 
 
+_HAS_PREAD = hasattr(os, "pread")
+
+
+def _pread_request(fd: int, request: ByteRequest | None) -> bytes:
+    """``request`` of an open file by positioned reads (no shared offset)."""
+    if request is None:
+        return _pread(fd, 0, os.fstat(fd).st_size)
+    if isinstance(request, RangeRequest):
+        return _pread(fd, request.start, request.end - request.start)
+    if isinstance(request, OffsetRequest):
+        return _pread(fd, request.offset, max(0, os.fstat(fd).st_size - request.offset))
+    if isinstance(request, SuffixRequest):
+        nbytes = os.fstat(fd).st_size
+        start = max(0, nbytes - request.length)
+        return _pread(fd, start, nbytes - start)
+    raise TypeError(f"not a byte request: {request!r}")
+
+
+def _pread(fd: int, offset: int, length: int) -> bytes:
+    """Up to ``length`` bytes at ``offset`` (fewer only at the end of the file)."""
+    if length <= 0:
+        return b""
+    data = os.pread(fd, length, offset)
+    if len(data) == length or not data:
+        return data
+    parts = [data]  # a short read before the end (very large ranges): go on
+    got = len(data)
+    while got < length:
+        more = os.pread(fd, length - got, offset + got)
+        if not more:
+            break
+        parts.append(more)
+        got += len(more)
+    return b"".join(parts)
+
+
 def _resolvable(entry: os.DirEntry[str]) -> bool:
     """Whether a link entry leads to something (not broken, not a loop)."""
     try:
@@ -99,6 +137,55 @@ def _resolvable(entry: os.DirEntry[str]) -> bool:
     except OSError:
         return False
     return True
+
+
+class _OpenFileReader(KeyReader):
+    """A :class:`KeyReader` over one open file of a LocalStore (see
+    :meth:`LocalStore.open_reader`); the file is opened on first use. Reads
+    are positioned (``pread``), so threads may share the reader."""
+
+    __slots__ = ("_file", "_opened", "_lock")
+
+    def __init__(self, store: LocalStore, key: str):
+        super().__init__(store, key)
+        self._file: BinaryIO | None = None
+        self._opened = False
+        self._lock = threading.Lock()
+
+    def _open(self) -> BinaryIO | None:
+        if not self._opened:
+            with self._lock:
+                if not self._opened:
+                    self._file = self.store._open_read(self.key)  # type: ignore[attr-defined]
+                    self._opened = True
+        return self._file
+
+    def __call__(self, request: ByteRequest | None = None) -> bytes | None:
+        return self.read_many([request])[0]
+
+    def read_many(self, requests: Sequence[ByteRequest | None]) -> list[bytes | None]:
+        f = self._open()
+        if f is None:
+            return [None] * len(requests)
+        try:
+            fd = f.fileno()
+            return [_pread_request(fd, r) for r in requests]
+        except OSError as exc:
+            raise store_error(self.store, "read", self.key, exc) from exc
+
+    def size(self) -> int | None:
+        f = self._open()
+        if f is None:
+            return None
+        try:
+            return os.fstat(f.fileno()).st_size
+        except OSError as exc:
+            raise store_error(self.store, "stat", self.key, exc) from exc
+
+    def close(self) -> None:
+        if self._file is not None:
+            self._file.close()
+            self._file = None
 
 
 class LocalStore(Store):
@@ -224,6 +311,23 @@ class LocalStore(Store):
                 return _read_open(f, byte_range)
         except OSError as exc:
             raise store_error(self, "read", key, exc) from exc
+
+    @contextmanager
+    def open_reader(self, key: str) -> Iterator[KeyReader]:
+        """A reader that opens ``key``'s file once (with the same checks as
+        :meth:`get`) and answers its size and every range from that one
+        descriptor: one open for a partial decode instead of one per request,
+        and a shard's index and inner chunks come from the same file even
+        if it is replaced meanwhile. (Without ``os.pread``, on Windows:
+        a reader that opens the file per request.)"""
+        if not _HAS_PREAD:
+            yield self.reader(key)
+            return
+        reader = _OpenFileReader(self, key)
+        try:
+            yield reader
+        finally:
+            reader.close()
 
     def get_partial_values(self, requests: Sequence[tuple[str, ByteRequest | None]]) -> list[bytes | None]:
         """Many ranges, each file opened once however many ranges it answers."""
