@@ -281,3 +281,27 @@ def test_root_keeps_a_link_swapped_after_the_open_out(tmp_path):
     link.symlink_to(two, target_is_directory=True)
     assert a.shape == (6,) and a.store.root == one.resolve()
     assert zarrpy.open_array(str(link), mode="r").shape == (3,)  # a new open follows the new link
+
+
+# -- the whole-array indexer ---------------------------------------------------
+def test_whole_reads_share_one_indexer_per_shape_and_grid(tmp_path):
+    _make(str(tmp_path / "a"))
+    _make(str(tmp_path / "b"))
+    _make(str(tmp_path / "c"), shape=(8,), chunks=(3,))
+    a, b, c = (zarrpy.open_array(str(tmp_path / n), mode="r") for n in "abc")
+    assert a._plain_indexer(...) is b._plain_indexer(...)
+    assert c._plain_indexer(...) is not a._plain_indexer(...)
+    assert list(c._plain_indexer(...)) == list(c._plain_indexer(...))  # iterable again and again
+    np.testing.assert_array_equal(c[...], np.arange(8))
+    np.testing.assert_array_equal(c[...], c[:])
+
+
+def test_whole_read_after_resize_and_whole_write(tmp_path):
+    path = str(tmp_path / "a")
+    a = _make(path)
+    a.resize((9,))
+    np.testing.assert_array_equal(a[...], [0, 1, 2, 3, 4, 5, 0, 0, 0])
+    a[...] = np.full(9, 7.0)
+    np.testing.assert_array_equal(zarrpy.open_array(path, mode="r")[...], np.full(9, 7.0))
+    z = zarrpy.create_array({}, shape=(), dtype="int8", fill_value=3)
+    assert z[...].shape == () and isinstance(z[...], np.ndarray) and z[()] == 3

@@ -7,16 +7,17 @@ touches both the store and the codecs.
 
 from __future__ import annotations
 
+import functools
 import itertools
 import math
-from typing import Any, Callable, Iterable, Mapping, Sequence
+from typing import Any, Callable, Iterable, Iterator, Mapping, Sequence
 
 import numpy as np
 import numpy.typing as npt
 
 from ..codecs.abc import ArrayToBytesCodec, BytesToBytesCodec, ArrayToArrayCodec, Codec
 from ..core._typing import ChunkCoords, Shape
-from ..core.indexing import OrthogonalIndexer, block_region
+from ..core.indexing import ChunkProjection, OrthogonalIndexer, block_region
 from ..core.point_indexing import has_index_arrays, is_vectorized, with_index_arrays
 from ..errors import NodeNotFoundError, SelectionError
 from ..metadata.nodes import ArrayMetadata
@@ -30,6 +31,33 @@ from ..stores.abc import Store
 from ._buffer_fit import Buffer, read_into
 from ._info import ArrayInfo
 from ._node import ARRAY_METADATA, Node, location, read_metadata
+
+
+_LISTED_CHUNKS = 64
+"""Whole-array indexers over at most this many chunks keep their projections."""
+
+
+class _ListedIndexer(OrthogonalIndexer):
+    """An :class:`OrthogonalIndexer` whose projections are listed once
+    (they are frozen: every read of the same selection gets the same ones)."""
+
+    def __init__(self, indexer: OrthogonalIndexer):  # noqa: D107 -- copies a built indexer
+        self.__dict__.update(indexer.__dict__)
+        self._projections = tuple(OrthogonalIndexer.__iter__(indexer))
+
+    def __iter__(self) -> Iterator[ChunkProjection]:
+        return iter(self._projections)
+
+
+@functools.lru_cache(maxsize=256)
+def _whole_indexer(shape: Shape, chunk_shape: Shape) -> OrthogonalIndexer:
+    """``a[...]``'s indexer for any array of ``shape`` read on ``chunk_shape``
+    grid: the same for all of them, so built once (with its projections
+    listed when there are few), not on every whole read."""
+    indexer = OrthogonalIndexer(Ellipsis, shape, chunk_shape, max_arrays=1)
+    if math.prod(-(-s // c) for s, c in zip(shape, chunk_shape)) <= _LISTED_CHUNKS:
+        return _ListedIndexer(indexer)
+    return indexer
 
 
 WRITE_BATCH = 4096
@@ -328,6 +356,8 @@ class Array(Node[ArrayMetadata]):
         """``a[selection]``'s indexer, routed as zarr-python routes it
         (see :func:`~zarrpy.core.point_indexing.is_vectorized`); a write's
         projections address stored chunks, a read's the read unit."""
+        if selection is Ellipsis:  # the whole array: built once per shape and grid
+            return _whole_indexer(self.shape, self._chunk_grid(write))
         selection = with_index_arrays(selection)
         if is_vectorized(selection, self.ndim):
             return self._io.point_indexer(selection, write=write)
