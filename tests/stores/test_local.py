@@ -165,10 +165,21 @@ def test_range_reads_only_the_requested_bytes(tmp_path: Path, monkeypatch: pytes
             return io.BufferedReader(CountingFileIO(path, "rb"))
         return real_open(path, mode, *args, **kwargs)
 
+    real_pread = getattr(os, "pread", None)
+
+    def counting_pread(fd: int, n: int, offset: int) -> bytes:  # positioned reads, where the platform has them
+        data = real_pread(fd, n, offset)  # type: ignore[misc]
+        raw_bytes_read.append(len(data))
+        return data
+
     monkeypatch.setattr(builtins, "open", counting_open)
+    if real_pread is not None:
+        monkeypatch.setattr(os, "pread", counting_pread)
     assert store.get("big", RangeRequest(1000, 1100)) == value[1000:1100]
     assert store.get("big", SuffixRequest(50)) == value[-50:]
     assert store.get("big", RangeRequest(500_000, 500_010)) == value[500_000:500_010]
+    with store.open_reader("big") as reader:
+        assert reader.read_many([RangeRequest(7, 9), SuffixRequest(3)]) == [value[7:9], value[-3:]]
     monkeypatch.undo()
     # Buffered reads may round up to one buffer, never to the file.
     assert 0 < sum(raw_bytes_read) <= 3 * io.DEFAULT_BUFFER_SIZE * 2

@@ -97,6 +97,15 @@ def _read_open(f: BinaryIO, request: ByteRequest | None) -> bytes:
 _HAS_PREAD = hasattr(os, "pread")
 
 
+def _read_request(f: BinaryIO, request: ByteRequest | None) -> bytes:
+    """``request`` of an open file: by positioned reads where the platform
+    has them (a whole file is one ``pread`` of its size: no buffered reader,
+    no probing read past the end, no resize), else by seek and read."""
+    if _HAS_PREAD:
+        return _pread_request(f.fileno(), request)
+    return _read_open(f, request)
+
+
 def _pread_request(fd: int, request: ByteRequest | None) -> bytes:
     """``request`` of an open file by positioned reads (no shared offset)."""
     if request is None:
@@ -308,7 +317,7 @@ class LocalStore(Store):
             return None
         try:
             with f:
-                return _read_open(f, byte_range)
+                return _read_request(f, byte_range)
         except OSError as exc:
             raise store_error(self, "read", key, exc) from exc
 
@@ -343,7 +352,7 @@ class LocalStore(Store):
             try:
                 with f:
                     for i in positions:
-                        out[i] = _read_open(f, requests[i][1])
+                        out[i] = _read_request(f, requests[i][1])
             except OSError as exc:
                 raise store_error(self, "read", key, exc) from exc
         return out
