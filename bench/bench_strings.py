@@ -153,17 +153,23 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
 # -- profile: zarrpy's phases, timed one by one ---------------------------------
 def profile(args: argparse.Namespace) -> None:
     """Time the phases of zarrpy's string write and read on one thread, chunk
-    by chunk, with the pieces zarrpy itself uses (median of ``--repeats``)."""
+    by chunk, with the calls zarrpy's pipeline makes (median of ``--repeats``),
+    then some primitives a vectorised string path would be built from."""
     import numcodecs
 
-    from zarrpy.core.array_bytes import ArrayBytes
-    from zarrpy.codecs.vlen_v2 import decode_interleaved, encode_interleaved
+    from zarrpy.codecs.abc import ChunkSpec
+    from zarrpy.codecs.fill import is_fill
+    from zarrpy.codecs.vlen_v2 import VlenUtf8Codec, _walk_lengths
     from zarrpy.codecs.zstd import ZstdCodec
+    from zarrpy.core.array_bytes import ArrayBytes
+    from zarrpy.core.dtypes import DataType
     from zarrpy.stores.local import LocalStore
 
     data = make_strings(args.n)
     chunks = [data[i:i + args.chunk] for i in range(0, args.n, args.chunk)]
-    zstd = ZstdCodec(level=0)
+    string = DataType.from_json("string")
+    specs = [ChunkSpec(c.shape, string, "") for c in chunks]
+    vlen, zstd, nc = VlenUtf8Codec(), ZstdCodec(level=0), numcodecs.VLenUTF8()
     work = H.make_workdir("zarrpy-profile-strings-", args.tmpdir)
     clock = H.PhaseClock()
 
@@ -171,69 +177,43 @@ def profile(args: argparse.Namespace) -> None:
         for rep in range(args.repeats):
             store = LocalStore(str(work / f"r{rep}"))
             zarrpy.create_array(store, shape=data.shape, dtype=str, chunks=(args.chunk,), overwrite=True)
-            ab = clock("write 1 str -> ArrayBytes (from_strings)", lambda: [ArrayBytes.from_strings(c) for c in chunks])
-            enc = clock("write 2 vlen-utf8 encode", lambda: [encode_interleaved(a.offsets, a.data) for a in ab])
-            z = clock("write 3 zstd compress", lambda: [zstd.encode(e, None) for e in enc])
+            ab = [ArrayBytes.from_elements(c) for c in chunks]
+            clock("write 1 is_fill check", lambda: [is_fill(a, s) for a, s in zip(ab, specs)])
+            enc = clock("write 2 vlen-utf8 encode", lambda: [vlen.encode(a, s) for a, s in zip(ab, specs)])
+            objs = clock("write 2a   StringDType -> str objects", lambda: [c.astype(object) for c in chunks])
+            clock("write 2b   numcodecs VLenUTF8.encode(objects)", lambda: [nc.encode(o) for o in objs])
+            z = clock("write 3 zstd compress", lambda: [zstd.encode(e, s) for e, s in zip(enc, specs)])
             clock("write 4 store.set", lambda: [store.set(f"c/{i}", b) for i, b in enumerate(z)])
             raw = clock("read 1 store.get", lambda: [store.get(f"c/{i}") for i in range(len(z))])
-            dec = clock("read 2 zstd decompress", lambda: [zstd.decode(r, _Spec(len(c))) for r, c in zip(raw, chunks)])
-            parts = clock("read 3 vlen-utf8 decode", lambda: [decode_interleaved(d, len(c)) for d, c in zip(dec, chunks)])
-            out = clock("read 4 ArrayBytes -> str (to_strings)",
-                        lambda: [ArrayBytes(c.shape, offsets=o, data=p).to_strings() for (o, p), c in zip(parts, chunks)])
-            check_strings("profile round trip", np.concatenate(out), data)
+            dec = clock("read 2 zstd decompress", lambda: [zstd.decode(r, s) for r, s in zip(raw, specs)])
+            out = np.empty(data.shape, dtype=STRING_DTYPE)
+            dests = [out[i:i + args.chunk] for i in range(0, args.n, args.chunk)]
+            clock("read 3 vlen-utf8 decode_into the result",
+                  lambda: [vlen.decode_into(d, s, o) for d, s, o in zip(dec, specs, dests)])
+            check_strings("profile round trip", out, data)
+            strs = clock("read 3a   numcodecs VLenUTF8.decode -> str objects", lambda: [nc.decode(d) for d in dec])
+            clock("read 3b   str objects -> StringDType (cast into result)",
+                  lambda: [o.__setitem__(Ellipsis, x) for o, x in zip(dests, strs)])
+            clock("read (3 as decode + copy into the result)",
+                  lambda: [o.__setitem__(Ellipsis, vlen.decode(d, s).to_strings()) for d, s, o in zip(dec, specs, dests)])
             a = zarrpy.open_array(store, mode="r+")
             clock("write (whole a[...] = data)", lambda: a.__setitem__(Ellipsis, data))
             got = clock("read (whole a[...])", lambda: a[...])
             check_strings("profile read", got, data)
-            # Inside phase 1 (what from_strings does, step by step).
-            items = clock("write 1a StringDType -> list of str", lambda: [c.reshape(-1).tolist() for c in chunks])
-            clock("write 1b ''.join + isascii", lambda: ["".join(i).isascii() for i in items])
-            enc_items = clock("write 1c str.encode per element", lambda: [[x.encode("utf-8") for x in i] for i in items])
-            clock("write 1d lengths + b''.join", lambda: [ArrayBytes.from_bytes_list(e, (len(e),)) for e in enc_items])
-            # Inside phase 3 and 4.
-            clock("read 3a length walk (Python loop)", lambda: [_walk(d, len(c)) for d, c in zip(dec, chunks)])
-            pieces = clock("read 4a bytes.decode per element", lambda: [_split_decode(o, p) for o, p in parts])
-            clock("read 4b list of str -> StringDType", lambda: [np.array(x, dtype=STRING_DTYPE) for x in pieces])
-            # What zarr-python runs instead (numcodecs' Cython VLenUTF8).
-            nc = numcodecs.VLenUTF8()
-            clock("peer: numcodecs VLenUTF8.encode(chunk)", lambda: [nc.encode(c) for c in chunks])
-            clock("peer: VLenUTF8.decode + astype(StringDType)", lambda: [nc.decode(d).astype(STRING_DTYPE) for d in dec])
+            # Primitives of a vectorised path (numpy casts, a Python header walk):
+            # each costs about what numcodecs' whole step costs, see the report.
+            width = max(len(x) for x in chunks[0].tolist())
+            clock("alt: StringDType -> U{max} cast", lambda: [c.astype(f"U{width}") for c in chunks])
+            fixed = [o.astype("S") for o in (numcodecs.VLenBytes().decode(d) for d in dec)]
+            clock("alt: S{max} -> StringDType cast", lambda: [f.astype(STRING_DTYPE) for f in fixed])
+            clock("alt: header walk (Python loop)",
+                  lambda: [_walk_lengths(d, len(c), "vlen-utf8", allow_trailing=True) for d, c in zip(dec, chunks)])
     finally:
         shutil.rmtree(work, ignore_errors=True)
     print(f"zarrpy phases, {args.n} strings in chunks of {args.chunk}, median of {args.repeats} "
           "(phases on one thread, summed over all chunks; the whole operations use zarrpy's pool):")
     for name, ts in clock.phases.items():
-        print(f"  {name:45s} {statistics.median(ts) * 1e3:8.1f} ms")
-
-
-def _walk(buf: bytes, n: int) -> list[int]:
-    """The element lengths of an interleaved buffer, found as vlen_v2 finds them."""
-    import struct
-
-    unpack = struct.Struct("<I").unpack_from
-    lengths = [0] * n
-    pos = 4
-    for i in range(n):
-        (length,) = unpack(buf, pos)
-        lengths[i] = length
-        pos += 4 + length
-    return lengths
-
-
-def _split_decode(offsets: np.ndarray, data: bytes) -> list[str]:
-    o = offsets.tolist()
-    return [data[a:b].decode("utf-8") for a, b in zip(o[:-1], o[1:])]
-
-
-class _Spec:
-    """Just enough of a ChunkSpec for zstd's decode size limit."""
-
-    def __init__(self, n: int) -> None:
-        from zarrpy.core.dtypes import DataType
-
-        self.shape = (n,)
-        self.dtype = DataType.from_json("string")
-        self.size = n
+        print(f"  {name:55s} {statistics.median(ts) * 1e3:8.1f} ms")
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -414,3 +414,101 @@ def test_decode_and_encode_a_million_short_strings():
     encoded = encode_interleaved(offsets, data)
     got_offsets, got_data = decode_interleaved(encoded, lengths.size)
     assert np.array_equal(got_offsets, offsets) and got_data == data
+
+
+# -- decode_into: numcodecs' str objects cast straight into the read's result --
+
+# Astral characters, NULs (embedded, leading and trailing), empty strings and
+# strings long enough for numpy's StringDType arena all come up.
+unicode_strings = st.lists(
+    st.one_of(
+        st.text(max_size=8),
+        st.text(alphabet=st.sampled_from(["\x00", "a", "é", "€", "\U0001F600", "\U0010FFFF"]), max_size=24),
+        st.text(min_size=16, max_size=300),
+    ),
+    max_size=60,
+)
+
+
+@settings(max_examples=200, deadline=None)
+@given(values=unicode_strings, rows=st.integers(1, 3), offset=st.integers(0, 3), codec_class=st.sampled_from(
+    [VlenUtf8Codec, VlenV2Codec, VlenBytesCodec]))
+def test_decode_into_a_view_agrees_with_decode(values, rows, offset, codec_class):
+    """Into a strided, offset view of a bigger StringDType result, whatever
+    the view held before; the elements around it are untouched."""
+    values = values[: len(values) - len(values) % rows]
+    shape = (rows, len(values) // rows)
+    spec = ChunkSpec(shape, STRING, STRING.default_fill())
+    codec = codec_class()
+    encoded = codec.encode(variable_chunk(values, shape), spec)
+    plain = codec.decode(encoded, spec).to_strings()
+    big = np.full((rows + offset, 2 * shape[1] + 1), "old value, long enough for the arena", dtype=STRING.numpy)
+    before = big.copy()
+    dest = big[offset : offset + rows, 1::2]
+    assert codec.decode_into(encoded, spec, dest) is True
+    np.testing.assert_array_equal(dest, plain)
+    assert dest.reshape(-1).tolist() == values
+    mask = np.ones(big.shape, dtype=bool)
+    mask[offset : offset + rows, 1::2] = False
+    np.testing.assert_array_equal(big[mask], before[mask])
+
+
+def test_decode_into_declines_what_it_does_not_handle():
+    strings_spec = spec_of(["a", "b"], STRING)
+    encoded = VlenUtf8Codec().encode(variable_chunk(["a", "b"]), strings_spec)
+    bytes_spec = spec_of([b"a", b"b"], BYTES)
+    assert VlenBytesCodec().decode_into(encoded, bytes_spec, np.empty(2, dtype=object)) is False
+    assert VlenUtf8Codec().decode_into(encoded, strings_spec, np.empty(2, dtype="U1")) is False
+    assert VlenUtf8Codec().decode_into(encoded, strings_spec, np.empty(3, dtype=STRING.numpy)) is False
+    assert VlenUtf8Codec().decode_into(encoded, strings_spec, np.empty((1, 2), dtype=STRING.numpy)) is False
+
+
+@pytest.mark.parametrize(
+    "data",
+    [b"", struct.pack("<I", 2) + GOOD[4:], GOOD[:8], GOOD[:-1], GOOD[:4] + struct.pack("<I", 2**32 - 1) + GOOD[8:],
+     # element 1 is b"\xff": not UTF-8
+     struct.pack("<IIcIc", 3, 1, b"a", 1, b"\xff") + struct.pack("<I", 0)],
+)
+def test_decode_into_raises_what_decode_raises(data):
+    dest = np.full(3, "x", dtype=STRING.numpy)
+    with pytest.raises(ChunkDecodeError) as plain:
+        VlenUtf8Codec().decode(data, SPEC3)
+    with pytest.raises(ChunkDecodeError) as into:
+        VlenUtf8Codec().decode_into(data, SPEC3, dest)
+    assert str(into.value) == str(plain.value)
+    assert "vlen-utf8" in str(into.value)
+
+
+
+@settings(max_examples=50, deadline=None)
+@given(values=unicode_strings.filter(bool), compressor=st.sampled_from(
+    [[], [{"name": "zstd", "configuration": {"level": 0, "checksum": False}}],
+     [{"name": "gzip", "configuration": {"level": 1}}, {"name": "crc32c"}]]))
+def test_a_chain_decodes_strings_into_the_result(values, compressor):
+    """BoundChain.decode_into: bytes-to-bytes codecs first, then the strings
+    cast into ``dest``; bytes data is left to decode plus a copy."""
+    spec = spec_of(values, STRING)
+    bound = CodecChain.from_json([{"name": "vlen-utf8", "configuration": {}}, *compressor]).bind(spec)
+    encoded = bound.encode(variable_chunk(values))
+    out = np.full(len(values) + 2, "x", dtype=STRING.numpy)
+    assert bound.decode_into(encoded, out[1:-1]) is True
+    assert out.tolist() == ["x", *values, "x"]
+    assert bound.decode(encoded).to_strings().tolist() == values
+    raw = [as_bytes(v) for v in values]
+    bytes_bound = CodecChain.from_json([{"name": "vlen-bytes", "configuration": {}}, *compressor]).bind(
+        spec_of(raw, BYTES))
+    assert bytes_bound.decode_into(bytes_bound.encode(variable_chunk(raw)), np.empty(len(raw), dtype=object)) is False
+
+
+def test_a_string_array_reads_whole_chunks_into_its_result(tmp_path):
+    import zarrpy
+
+    values = np.array(["", "a\x00", "\x00", "é€\U0001F600", "long enough for the arena " * 3] * 7, dtype=STRING.numpy)
+    a = zarrpy.create_array(str(tmp_path / "s"), shape=values.shape, dtype=str, chunks=(5,))
+    a[...] = values
+    got = zarrpy.open_array(str(tmp_path / "s"), mode="r")
+    np.testing.assert_array_equal(got[...], values)
+    np.testing.assert_array_equal(got[3:29], values[3:29])
+    out = np.full(values.shape, "old", dtype=STRING.numpy)
+    got.get_basic_selection(..., out=out)
+    np.testing.assert_array_equal(out, values)

@@ -93,10 +93,18 @@ def is_fill(chunk: ArrayBytes, spec: ChunkSpec) -> bool:
         elements = chunk.elements
         if elements is not None:
             fill = variable_fill(spec)
+            flat = elements.reshape(-1)
+            value: str | bytes = fill.decode("utf-8") if elements.dtype.kind == "T" else fill
+            # Most chunks written are not fill: their first or last element says so
+            # without comparing (and, for StringDType, reading) every element.
+            if flat[0] != value or flat[-1] != value:
+                return False
             if elements.dtype.kind == "T":
-                return bool(np.all(elements == fill.decode("utf-8")))
+                # A 0-d StringDType operand: a str scalar would become numpy's
+                # fixed-width str, which drops trailing NULs ("\x00" == "" there).
+                return bool(np.all(flat == np.array(value, dtype=elements.dtype)))
             # element by element: numpy compares an object array with a bytes scalar as numbers
-            return all(e == fill for e in elements.reshape(-1).tolist())
+            return all(e == fill for e in flat.tolist())
         return variable_is_fill(chunk, variable_fill(spec))
     return bool(rows_equal_fill(chunk.array.reshape(1, -1), fixed_fill(spec))[0])
 

@@ -136,6 +136,29 @@ class InterleavedVlenCodec(ArrayToBytesCodec):
             truncated or an element runs past its end (or, for strings, is not
             UTF-8).
         """
+        items = self._decode_objects(data, spec)
+        if spec.dtype.is_string:
+            return ArrayBytes.from_elements(items.astype(spec.dtype.numpy))
+        return ArrayBytes.from_elements(items)
+
+    def decode_into(self, data: bytes, spec: ChunkSpec, dest: np.ndarray, options: Any = None) -> bool:
+        """Strings: cast numcodecs' ``str`` objects straight into ``dest`` (a
+        StringDType array of ``spec.shape``, maybe a view into the read's
+        result), so no chunk-sized StringDType array is made and copied over.
+        False (nothing done) for bytes data or any other ``dest``. Errors are
+        those of :meth:`decode`."""
+        if not spec.dtype.is_string or dest.dtype != spec.dtype.numpy or dest.shape != tuple(spec.shape):
+            return False
+        dest[...] = self._decode_objects(data, spec)
+        return True
+
+    def decodes_into_elements(self, spec: ChunkSpec) -> bool:
+        """Strings: :meth:`decode_into` casts them into any StringDType ``dest``."""
+        return bool(spec.dtype.is_string)
+
+    def _decode_objects(self, data: bytes, spec: ChunkSpec) -> np.ndarray:
+        """The elements as an object array of ``spec.shape`` (``str`` for
+        string data, else ``bytes``), checked as :meth:`decode` says."""
         if len(data) < _HEADER_NBYTES:
             raise ChunkDecodeError(f"codec {self.name!r}: {len(data)} bytes is too short for the element count")
         (count,) = _U32.unpack_from(data, 0)
@@ -151,10 +174,8 @@ class InterleavedVlenCodec(ArrayToBytesCodec):
             # Say where the buffer breaks (the walk raises), else what numcodecs said.
             _walk_lengths(data, count, self.name, allow_trailing=True)
             raise ChunkDecodeError(f"codec {self.name!r}: {exc}") from None
-        items = items.reshape(spec.shape)
-        if spec.dtype.is_string:
-            return ArrayBytes.from_elements(items.astype(spec.dtype.numpy))
-        return ArrayBytes.from_elements(items)
+        result: np.ndarray = items.reshape(spec.shape)
+        return result
 
 
 class VlenUtf8Codec(InterleavedVlenCodec):
