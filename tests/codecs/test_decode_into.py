@@ -1,5 +1,5 @@
 """Decoding without a chunk-sized buffer of its own: the scratch buffers
-(:mod:`zarrpy.codecs._scratch`), ``decode_into`` of zstd and blosc,
+(:mod:`zarrpy.core.scratch`), ``decode_into`` of zstd and blosc,
 :meth:`BoundChain.decoded` and :meth:`BoundChain.decode_into` (contiguous
 outputs, shards decoded inner chunk by inner chunk), each checked against
 the plain :meth:`BoundChain.decode`."""
@@ -14,7 +14,7 @@ import zstandard
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from zarrpy.codecs._scratch import KEEP_NBYTES, scratch
+from zarrpy.core.scratch import KEEP_NBYTES, scratch
 from zarrpy.codecs.abc import ChunkSpec
 from zarrpy.codecs.blosc import BloscCodec
 from zarrpy.codecs.chain import CodecChain
@@ -81,7 +81,7 @@ def test_scratch_buffers_are_per_thread():
 
 
 def test_scratch_keeps_at_most_keep_count_buffers_the_largest():
-    from zarrpy.codecs import _scratch
+    from zarrpy.core import scratch as _scratch
 
     sizes = [10, 20, 30, 40, 50, 60]
 

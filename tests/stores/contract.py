@@ -146,6 +146,19 @@ class StoreContract:
             assert reader(None) is None
             assert reader.read_many([RangeRequest(0, 2), None]) == [None, None]
 
+    def test_get_scratch_answers_like_get(self, store: Store) -> None:
+        """``get_scratch`` gives the whole value (bytes-like, maybe a reused
+        buffer valid inside the block), None for a missing key."""
+        big = bytes(range(256)) * 1024
+        store.set("a/k", VALUE)
+        store.set("big", big)
+        store.set("empty", b"")
+        for key, value in [("a/k", VALUE), ("big", big), ("empty", b""), ("a/k", VALUE)]:
+            with store.get_scratch(key) as data:
+                assert data is not None and bytes(data) == value
+        with store.get_scratch("a/missing") as data:
+            assert data is None
+
     def test_open_reader_is_shared_by_threads(self, store: Store) -> None:
         value = bytes(range(256)) * 64
         store.set("big", value)
@@ -390,6 +403,7 @@ class StoreContract:
             ("a/", lambda: list(store.list_prefix("a/"))),
             ("a/k", lambda: store.getsize("a/k")),
             ("a/k", lambda: _read_through_open_reader(store, "a/k")),
+            ("a/k", lambda: _read_through_scratch(store, "a/k")),
         ]
         if store.supports_deletes:
             calls.append(("a/k", lambda: store.delete("a/k")))
@@ -415,3 +429,8 @@ def eio(*args: object, **kwargs: object) -> None:
 def _read_through_open_reader(store: Store, key: str) -> object:
     with store.open_reader(key) as reader:
         return reader.size(), reader(RangeRequest(0, 2))
+
+
+def _read_through_scratch(store: Store, key: str) -> object:
+    with store.get_scratch(key) as data:
+        return None if data is None else bytes(data)

@@ -252,3 +252,18 @@ def test_open_reader_of_a_directory_is_missing_and_closes_its_file(tmp_path):
     gc.collect()
     if before is not None:
         assert len(os.listdir("/proc/self/fd")) <= before  # every descriptor closed
+
+
+def test_get_scratch_reuses_one_buffer_and_refuses_directories(tmp_path):
+    import numpy as np
+
+    store = LocalStore(tmp_path)
+    store.set("d/a", b"x" * 5000)
+    store.set("d/b", b"y" * 4000)
+    with store.get_scratch("d/a") as first:
+        assert bytes(first) == b"x" * 5000
+    with store.get_scratch("d/b") as second:
+        assert bytes(second) == b"y" * 4000
+        assert np.shares_memory(np.asarray(first), np.asarray(second))  # the thread's buffer, reused
+    with store.get_scratch("d") as data:
+        assert data is None  # a directory is not a key

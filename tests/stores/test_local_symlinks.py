@@ -46,6 +46,11 @@ def _through_open_reader(store: LocalStore, key: str) -> object:
         return reader.size(), reader(RangeRequest(0, 4))
 
 
+def _through_scratch(store: LocalStore, key: str) -> object:
+    with store.get_scratch(key) as data:
+        return None if data is None else bytes(data)
+
+
 def _outside_untouched(outside: Path) -> None:
     assert sorted(str(p.relative_to(outside)) for p in outside.rglob("*")) == ["dir", "dir/secret", "secret"]
     assert (outside / "secret").read_bytes() == SECRET
@@ -62,10 +67,11 @@ def _outside_untouched(outside: Path) -> None:
         lambda s, k: s.exists(k),
         lambda s, k: s.getsize(k),
         lambda s, k: _through_open_reader(s, k),
+        lambda s, k: _through_scratch(s, k),
         lambda s, k: s.set(k, b"overwritten"),
         lambda s, k: s.delete(k),
     ],
-    ids=["get", "get-range", "get_partial_values", "exists", "getsize", "open_reader", "set", "delete"],
+    ids=["get", "get-range", "get_partial_values", "exists", "getsize", "open_reader", "get_scratch", "set", "delete"],
 )
 def test_keys_leading_out_are_refused(
     layout: tuple[Path, Path], key: str, operation: Callable[[LocalStore, str], object]

@@ -18,7 +18,7 @@ import numpy as np
 from ..core.array_bytes import ArrayBytes
 from ..core.dtypes.optional import OPTIONAL, is_optional
 from ..errors import ChunkDecodeError, CodecError
-from ._scratch import scratch
+from ..core.scratch import scratch
 from .abc import ArrayToArrayCodec, ArrayToBytesCodec, ByteReader, BytesToBytesCodec, ChunkSpec, Codec
 from .fill import is_fill
 from .merge import ChunkWrite, merge_writes
@@ -143,7 +143,7 @@ class BoundChain:
     def decoded(self, data: bytes | memoryview) -> Iterator[ArrayBytes]:
         """:meth:`decode`, for a caller that copies the chunk out before the
         ``with`` block ends: the innermost bytes-to-bytes codec decodes into
-        a scratch buffer of this thread (:mod:`zarrpy.codecs._scratch`)
+        a scratch buffer of this thread (:mod:`zarrpy.core.scratch`)
         when it can, so no buffer is allocated per chunk. The chunk yielded
         may view that buffer: it is valid inside the block only."""
         b2bs = self.chain.bytes_to_bytes
@@ -177,7 +177,7 @@ class BoundChain:
             return False
         a2b, b2bs = chain.array_to_bytes, chain.bytes_to_bytes
         if not b2bs:
-            return a2b.decode_into(_as_bytes(data), self._a2b_spec, dest, options)
+            return a2b.decode_into(data if a2b.decodes_buffers else _as_bytes(data), self._a2b_spec, dest, options)
         if a2b.decodes_into_elements(self._a2b_spec):
             # Elements built from the whole decoded bytes (vlen-utf8's strings):
             # decompress, then the codec fills ``dest`` (no chunk-sized copy).

@@ -265,8 +265,13 @@ class ChunkIO:
         def read_batch(batch: list[tuple[str, list[Projection]]]) -> None:
             in_part = [self._reads_partially(group) for _, group in batch]
             whole = [item for item, part in zip(batch, in_part) if not part]
-            for (key, group), data in zip(whole, self._fetch([k for k, _ in whole])):
-                self._scatter_whole(out, key, group, data)
+            if self.store.reads_in_place:  # local files: each read into scratch, decoded, copied out
+                for key, group in whole:
+                    with self.store.get_scratch(key) as data:
+                        self._scatter_whole(out, key, group, data)
+            else:
+                for (key, group), data in zip(whole, self._fetch([k for k, _ in whole])):
+                    self._scatter_whole(out, key, group, data)
             for (key, group), part in zip(batch, in_part):
                 if part:
                     self._scatter_part(out, key, group)
@@ -358,7 +363,7 @@ class ChunkIO:
         wanted = sum(math.prod(p.chunk_block_shape) for p in group)
         return self.inner is not None or wanted * 2 <= math.prod(self.grid.chunk_shape)
 
-    def _scatter_whole(self, out: np.ndarray, key: str, group: list[Projection], data: bytes | None) -> None:
+    def _scatter_whole(self, out: np.ndarray, key: str, group: list[Projection], data: Any) -> None:
         if data is None:
             for proj in group:
                 out[proj.out_selection] = self.form.fill_block(proj.out_block_shape)

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from abc import ABC, abstractmethod
 from contextlib import contextmanager
-from typing import Hashable, Iterable, Iterator, Sequence
+from typing import Any, Hashable, Iterable, Iterator, Sequence
 
 from ..core.byte_range import ByteRequest
 from ..errors import InvalidKeyError, KeyNotFoundError, ReadOnlyError, StoreError
@@ -196,6 +196,19 @@ class Store(ABC):
     def reader(self, key: str) -> KeyReader:
         """A byte-range reader of ``key`` for partial decoders."""
         return KeyReader(self, key)
+
+    reads_in_place: bool = False
+    """True when :meth:`get_scratch` reads into a reused buffer (local
+    files): then a read gains nothing from fetching many values at once and
+    goes value by value, each read, decoded and copied out in turn."""
+
+    @contextmanager
+    def get_scratch(self, key: str) -> Iterator[Any]:
+        """The whole value of ``key`` (None when missing) as a bytes-like
+        object valid inside the ``with`` block only: a store may read it into
+        a scratch buffer of the calling thread (:mod:`zarrpy.core.scratch`).
+        Default: :meth:`get`."""
+        yield self.get(key)
 
     @contextmanager
     def open_reader(self, key: str) -> Iterator[KeyReader]:

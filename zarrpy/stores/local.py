@@ -48,8 +48,9 @@ import threading
 import time
 from collections.abc import Iterator, Sequence
 from pathlib import Path
-from typing import BinaryIO
+from typing import Any, BinaryIO
 
+from ..core.scratch import scratch
 from ..core.byte_range import ByteRequest, OffsetRequest, RangeRequest, SuffixRequest
 from ..errors import InvalidKeyError, KeyNotFoundError, StoreError
 from . import _tempfiles
@@ -94,7 +95,7 @@ def _read_open(f: BinaryIO, request: ByteRequest | None) -> bytes:
     raise TypeError(f"not a byte request: {request!r}")
 
 
-_HAS_PREAD = hasattr(os, "pread")
+_HAS_PREAD = hasattr(os, "pread") and hasattr(os, "preadv")
 
 
 def _read_request(f: BinaryIO, request: ByteRequest | None) -> bytes:
@@ -119,6 +120,19 @@ def _pread_request(fd: int, request: ByteRequest | None) -> bytes:
         start = max(0, nbytes - request.length)
         return _pread(fd, start, nbytes - start)
     raise TypeError(f"not a byte request: {request!r}")
+
+
+def _preadv_into(fd: int, buf: Any) -> int:
+    """Fill ``buf`` from the start of the file (fewer bytes only when the
+    file ends first); the number of bytes read."""
+    view = memoryview(buf)
+    got = 0
+    while got < len(view):
+        n = os.preadv(fd, [view[got:]], got)
+        if n == 0:
+            break
+        got += n
+    return got
 
 
 def _pread(fd: int, offset: int, length: int) -> bytes:
@@ -320,6 +334,33 @@ class LocalStore(Store):
                 return _read_request(f, byte_range)
         except OSError as exc:
             raise store_error(self, "read", key, exc) from exc
+
+    reads_in_place = _HAS_PREAD
+
+    @contextmanager
+    def get_scratch(self, key: str) -> Iterator[Any]:
+        """The file of ``key`` (same checks as :meth:`get`) read with
+        positioned reads into a scratch buffer of this thread, which is
+        valid inside the ``with`` block only; None when there is no file."""
+        if not _HAS_PREAD:
+            yield self.get(key)
+            return
+        f = self._open_read(key)
+        if f is None:
+            yield None
+            return
+        with f:
+            try:
+                fd = f.fileno()
+                nbytes = os.fstat(fd).st_size
+            except OSError as exc:
+                raise store_error(self, "read", key, exc) from exc
+            with scratch(nbytes) as buf:
+                try:
+                    got = _preadv_into(fd, buf)
+                except OSError as exc:
+                    raise store_error(self, "read", key, exc) from exc
+                yield buf[:got]
 
     @contextmanager
     def open_reader(self, key: str) -> Iterator[KeyReader]:

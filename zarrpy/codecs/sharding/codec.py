@@ -76,6 +76,7 @@ class ShardingCodec(ArrayToBytesCodec):
 
     name = NAME
     __slots__ = ("chunk_shape", "codecs", "index_codecs", "index_location", "_last_layout")
+    decodes_buffers = True  # a shard is only ever sliced (memoryview): any buffer will do
 
     def __init__(
         self,

@@ -1,8 +1,8 @@
-"""Per-thread scratch buffers that decoders reuse instead of allocating.
+"""Per-thread scratch buffers that readers and decoders reuse instead of allocating.
 
-A chunk decoded only to be copied into a read's output does not need a
-buffer of its own: decoding it into a buffer the thread already has saves
-an allocation per chunk and, above all, the page faults of touching fresh
+A chunk read or decoded only to be decoded or copied on does not need a
+buffer of its own: using a buffer the thread already has saves an
+allocation per chunk and, above all, the page faults of touching fresh
 memory (a 512 KiB chunk is 128 pages; worker threads' malloc arenas give
 such blocks back to the kernel and fault them in again on every chunk).
 
