@@ -267,3 +267,22 @@ def test_get_scratch_reuses_one_buffer_and_refuses_directories(tmp_path):
         assert np.shares_memory(np.asarray(first), np.asarray(second))  # the thread's buffer, reused
     with store.get_scratch("d") as data:
         assert data is None  # a directory is not a key
+
+
+@pytest.mark.parametrize("positioned", [True, False], ids=["pread", "lseek-read"])
+def test_open_file_reads_every_request_like_a_file_read(tmp_path, monkeypatch, positioned):
+    """OpenFile's reads, with positioned reads and with the lseek/read
+    fallback of platforms without them, against plain slicing."""
+    from zarrpy.stores import _files
+    from .contract import RANGE_CASES, VALUE
+
+    monkeypatch.setattr(_files, "HAS_PREAD", positioned and _files.HAS_PREAD)
+    path = tmp_path / "v"
+    path.write_bytes(VALUE)
+    fd = os.open(path, os.O_RDONLY)
+    with _files.OpenFile(fd, len(VALUE)) as f:
+        for request, expected in RANGE_CASES:
+            assert f.read(request) == expected, request
+        buf = bytearray(len(VALUE) + 5)
+        assert f.read_into(buf) == len(VALUE) and bytes(buf[: len(VALUE)]) == VALUE
+    assert f.fd == -1  # closed

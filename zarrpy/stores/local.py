@@ -48,12 +48,13 @@ import threading
 import time
 from collections.abc import Iterator, Sequence
 from pathlib import Path
-from typing import Any, BinaryIO
+from typing import Any
 
 from ..core.scratch import scratch
 from ..core.byte_range import ByteRequest, OffsetRequest, RangeRequest, SuffixRequest
 from ..errors import InvalidKeyError, KeyNotFoundError, StoreError
 from . import _tempfiles
+from ._files import HAS_PREAD, OpenFile
 from ._confine import DIR_FD, Confined, real_path
 from .abc import KeyReader, Store, store_error, validate_key, validate_prefix
 
@@ -71,86 +72,6 @@ _READ_FLAGS = (
 )
 _TEMP_FLAGS = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_BINARY", 0) | getattr(os, "O_CLOEXEC", 0)
 _DIR_FLAGS = os.O_RDONLY | getattr(os, "O_DIRECTORY", 0) | getattr(os, "O_CLOEXEC", 0)
-
-
-def _read_open(f: BinaryIO, request: ByteRequest | None) -> bytes:
-    """``request`` of an open file (positions from its start)."""
-    if request is None:
-        f.seek(0)
-        return f.read()
-    if isinstance(request, RangeRequest):
-        if request.end == request.start:
-            return b""
-        f.seek(request.start)
-        return f.read(request.end - request.start)
-    if isinstance(request, OffsetRequest):
-        f.seek(request.offset)
-        return f.read()
-    if isinstance(request, SuffixRequest):
-        if request.length == 0:
-            return b""
-        nbytes = os.fstat(f.fileno()).st_size
-        f.seek(max(0, nbytes - request.length))
-        return f.read()
-    raise TypeError(f"not a byte request: {request!r}")
-
-
-_HAS_PREAD = hasattr(os, "pread") and hasattr(os, "preadv")
-
-
-def _read_request(f: BinaryIO, request: ByteRequest | None) -> bytes:
-    """``request`` of an open file: by positioned reads where the platform
-    has them (a whole file is one ``pread`` of its size: no buffered reader,
-    no probing read past the end, no resize), else by seek and read."""
-    if _HAS_PREAD:
-        return _pread_request(f.fileno(), request)
-    return _read_open(f, request)
-
-
-def _pread_request(fd: int, request: ByteRequest | None) -> bytes:
-    """``request`` of an open file by positioned reads (no shared offset)."""
-    if request is None:
-        return _pread(fd, 0, os.fstat(fd).st_size)
-    if isinstance(request, RangeRequest):
-        return _pread(fd, request.start, request.end - request.start)
-    if isinstance(request, OffsetRequest):
-        return _pread(fd, request.offset, max(0, os.fstat(fd).st_size - request.offset))
-    if isinstance(request, SuffixRequest):
-        nbytes = os.fstat(fd).st_size
-        start = max(0, nbytes - request.length)
-        return _pread(fd, start, nbytes - start)
-    raise TypeError(f"not a byte request: {request!r}")
-
-
-def _preadv_into(fd: int, buf: Any) -> int:
-    """Fill ``buf`` from the start of the file (fewer bytes only when the
-    file ends first); the number of bytes read."""
-    view = memoryview(buf)
-    got = 0
-    while got < len(view):
-        n = os.preadv(fd, [view[got:]], got)
-        if n == 0:
-            break
-        got += n
-    return got
-
-
-def _pread(fd: int, offset: int, length: int) -> bytes:
-    """Up to ``length`` bytes at ``offset`` (fewer only at the end of the file)."""
-    if length <= 0:
-        return b""
-    data = os.pread(fd, length, offset)
-    if len(data) == length or not data:
-        return data
-    parts = [data]  # a short read before the end (very large ranges): go on
-    got = len(data)
-    while got < length:
-        more = os.pread(fd, length - got, offset + got)
-        if not more:
-            break
-        parts.append(more)
-        got += len(more)
-    return b"".join(parts)
 
 
 def _resolvable(entry: os.DirEntry[str]) -> bool:
@@ -171,11 +92,11 @@ class _OpenFileReader(KeyReader):
 
     def __init__(self, store: LocalStore, key: str):
         super().__init__(store, key)
-        self._file: BinaryIO | None = None
+        self._file: OpenFile | None = None
         self._opened = False
         self._lock = threading.Lock()
 
-    def _open(self) -> BinaryIO | None:
+    def _open(self) -> OpenFile | None:
         if not self._opened:
             with self._lock:
                 if not self._opened:
@@ -191,19 +112,13 @@ class _OpenFileReader(KeyReader):
         if f is None:
             return [None] * len(requests)
         try:
-            fd = f.fileno()
-            return [_pread_request(fd, r) for r in requests]
+            return [f.read(r) for r in requests]
         except OSError as exc:
             raise store_error(self.store, "read", self.key, exc) from exc
 
     def size(self) -> int | None:
         f = self._open()
-        if f is None:
-            return None
-        try:
-            return os.fstat(f.fileno()).st_size
-        except OSError as exc:
-            raise store_error(self.store, "stat", self.key, exc) from exc
+        return None if f is None else f.size
 
     def close(self) -> None:
         if self._file is not None:
@@ -296,7 +211,7 @@ class LocalStore(Store):
             raise self._escape(key)
 
     # -- reads -------------------------------------------------------------
-    def _open_read(self, key: str) -> BinaryIO | None:
+    def _open_read(self, key: str) -> OpenFile | None:
         """The key's file open for reading, or None if there is none."""
         parts = self._parts(key)
         if not self._confined.can_check_fds:
@@ -314,13 +229,13 @@ class LocalStore(Store):
             raise store_error(self, "read", key, exc) from exc
         try:
             self._check_fd(key, fd)
-            mode = os.fstat(fd).st_mode
-            if stat.S_ISDIR(mode):
+            st = os.fstat(fd)
+            if stat.S_ISDIR(st.st_mode):
                 os.close(fd)
                 return None  # a "directory" is not a key
-            if not stat.S_ISREG(mode):
+            if not stat.S_ISREG(st.st_mode):
                 raise store_error(self, "read", key, OSError(errno.EINVAL, "not a regular file (a FIFO, socket or device)"))
-            return open(fd, "rb")
+            return OpenFile(fd, st.st_size)
         except BaseException:
             os.close(fd)
             raise
@@ -331,36 +246,27 @@ class LocalStore(Store):
             return None
         try:
             with f:
-                return _read_request(f, byte_range)
+                return f.read(byte_range)
         except OSError as exc:
             raise store_error(self, "read", key, exc) from exc
 
-    reads_in_place = _HAS_PREAD
+    reads_in_place = HAS_PREAD
 
     @contextmanager
     def get_scratch(self, key: str) -> Iterator[Any]:
         """The file of ``key`` (same checks as :meth:`get`) read with
         positioned reads into a scratch buffer of this thread, which is
         valid inside the ``with`` block only; None when there is no file."""
-        if not _HAS_PREAD:
-            yield self.get(key)
-            return
         f = self._open_read(key)
         if f is None:
             yield None
             return
-        with f:
+        with f, scratch(f.size) as buf:
             try:
-                fd = f.fileno()
-                nbytes = os.fstat(fd).st_size
+                got = f.read_into(buf)
             except OSError as exc:
                 raise store_error(self, "read", key, exc) from exc
-            with scratch(nbytes) as buf:
-                try:
-                    got = _preadv_into(fd, buf)
-                except OSError as exc:
-                    raise store_error(self, "read", key, exc) from exc
-                yield buf[:got]
+            yield buf[:got]
 
     @contextmanager
     def open_reader(self, key: str) -> Iterator[KeyReader]:
@@ -370,7 +276,7 @@ class LocalStore(Store):
         and a shard's index and inner chunks come from the same file even
         if it is replaced meanwhile. (Without ``os.pread``, on Windows:
         a reader that opens the file per request.)"""
-        if not _HAS_PREAD:
+        if not HAS_PREAD:
             yield self.reader(key)
             return
         reader = _OpenFileReader(self, key)
@@ -393,7 +299,7 @@ class LocalStore(Store):
             try:
                 with f:
                     for i in positions:
-                        out[i] = _read_request(f, requests[i][1])
+                        out[i] = f.read(requests[i][1])
             except OSError as exc:
                 raise store_error(self, "read", key, exc) from exc
         return out
