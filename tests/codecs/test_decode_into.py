@@ -281,3 +281,15 @@ def test_shard_decode_into_hands_inner_chunks_to_map_fn_in_a_few_groups():
     assert chain.decode_into(chain.encode(ArrayBytes.from_array(values)), dest, DecodeOptions(map_fn=recording_map))
     np.testing.assert_array_equal(dest, values)
     assert calls == [[3] * 3 + [2] * 5]  # 19 stored inner chunks in 8 groups
+
+
+def test_a_shared_sharding_codec_keeps_a_layout_per_shard_spec():
+    """Arrays with equal codecs share one codec object: each keeps its bound
+    layout (and with it the checked indexes it remembers)."""
+    codec = CodecChain.from_json(sharding((2, 2), [little(), ZSTD])).array_to_bytes
+    a, b = spec((4, 4)), spec((6, 2))
+    layout_a, layout_b = codec.layout(a), codec.layout(b)
+    assert layout_a is not layout_b
+    assert codec.layout(a) is layout_a and codec.layout(b) is layout_b
+    for n in range(40):  # many specs: the codec forgets the oldest, answers stay right
+        assert codec.layout(spec((2, 2 * (n + 1)))).grid_shape == (1, n + 1)

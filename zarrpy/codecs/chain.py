@@ -107,7 +107,7 @@ class CodecChain:
 class BoundChain:
     """A chain bound to one chunk spec: encode/decode whole chunks."""
 
-    __slots__ = ("chain", "spec", "_a2a_specs", "_a2b_spec", "encoded_size")
+    __slots__ = ("chain", "spec", "_a2a_specs", "_a2b_spec", "encoded_size", "_capabilities")
 
     def __init__(self, chain: CodecChain, spec: ChunkSpec):
         self.chain = chain
@@ -129,6 +129,7 @@ class BoundChain:
             b2b.resolve(self._a2b_spec)
             size = None if size is None else b2b.compute_encoded_size(size)
         self.encoded_size: int | None = size
+        self._capabilities: CodecCapabilities | None = None
 
     def encode(self, chunk: ArrayBytes) -> bytes:
         """Encode a chunk of ``spec.shape`` to its stored bytes."""
@@ -212,11 +213,15 @@ class BoundChain:
     @property
     def capabilities(self) -> CodecCapabilities:
         """Partial decoding pays off only when every codec reads partially;
-        it skips checks when any codec's partial reads do."""
-        caps = [c.capabilities for c in self.chain.codecs]
-        if not all(c.partial_decode for c in caps):
-            return WHOLE_ONLY
-        return PARTIAL_UNCHECKED if any(c.skips_checks for c in caps) else PARTIAL
+        it skips checks when any codec's partial reads do. (Worked out once:
+        codecs are immutable.)"""
+        if self._capabilities is None:
+            caps = [c.capabilities for c in self.chain.codecs]
+            if not all(c.partial_decode for c in caps):
+                self._capabilities = WHOLE_ONLY
+            else:
+                self._capabilities = PARTIAL_UNCHECKED if any(c.skips_checks for c in caps) else PARTIAL
+        return self._capabilities
 
     def partial_decoder(self, read: ByteReader, options: DecodeOptions = DEFAULT_OPTIONS) -> ArrayPartialDecoder:
         """A decoder of selections of one stored chunk, composed bottom-up:

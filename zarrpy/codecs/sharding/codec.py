@@ -66,6 +66,10 @@ DEFAULT_INDEX_CODECS: list[dict[str, Any]] = [
 Selection = Sequence[Any] | Points
 
 
+_LAYOUTS_KEPT = 16
+"""Shard specs one codec remembers its bound layout for (arrays sharing it)."""
+
+
 class ShardingCodec(ArrayToBytesCodec):
     """Inner chunks of ``chunk_shape`` encoded with ``codecs``, plus an index.
 
@@ -75,7 +79,7 @@ class ShardingCodec(ArrayToBytesCodec):
     """
 
     name = NAME
-    __slots__ = ("chunk_shape", "codecs", "index_codecs", "index_location", "_last_layout")
+    __slots__ = ("chunk_shape", "codecs", "index_codecs", "index_location", "_layouts")
     decodes_buffers = True  # a shard is only ever sliced (memoryview): any buffer will do
 
     def __init__(
@@ -92,7 +96,9 @@ class ShardingCodec(ArrayToBytesCodec):
         )
         self.index_location: str = check_choice(NAME, "index_location", index_location, INDEX_LOCATIONS)
         # The layout bound last: arrays ask again and again for the same spec.
-        self._last_layout: tuple[ChunkSpec, ShardLayout] | None = None
+        self._layouts: dict[int, tuple[ChunkSpec, ShardLayout]] = {}
+        """Bound layouts by the id of their spec (kept alive here, so ids stay
+        unique): arrays sharing this codec each keep theirs."""
         # Reject compressed indexes up front; a stand-in grid of one chunk.
         self._bind_index((1,) * len(self.chunk_shape))
 
@@ -158,9 +164,9 @@ class ShardingCodec(ArrayToBytesCodec):
                 f"codec {NAME!r}: 'chunk_shape' {list(self.chunk_shape)} does not evenly divide "
                 f"the shard shape {tuple(spec.shape)}"
             )
-        last = self._last_layout
-        if last is not None and last[0] is spec:
-            return last[1]
+        known = self._layouts.get(id(spec))
+        if known is not None and known[0] is spec:
+            return known[1]
         inner_spec = self._inner_spec(spec)
         try:
             inner = self.codecs.bind(inner_spec)
@@ -168,7 +174,13 @@ class ShardingCodec(ArrayToBytesCodec):
             raise CodecError(f"codec {NAME!r}: 'codecs': {exc}") from None
         grid = tuple(s // c for s, c in zip(spec.shape, self.chunk_shape))
         layout = ShardLayout(spec, inner_spec, inner, self._bind_index(grid), self.index_location == "start")
-        self._last_layout = (spec, layout)  # one assignment: safe between threads
+        layouts = self._layouts
+        if len(layouts) >= _LAYOUTS_KEPT:
+            try:
+                del layouts[next(iter(layouts))]  # the oldest
+            except (KeyError, RuntimeError, StopIteration):  # another thread got there first
+                pass
+        layouts[id(spec)] = (spec, layout)
         return layout
 
     # -- whole shards --------------------------------------------------
