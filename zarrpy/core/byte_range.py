@@ -131,17 +131,23 @@ class CoalescedRead:
         """How many merged reads were made."""
         return len(self._data)
 
-    def pieces(self) -> list[bytes]:
-        """Each requested range's bytes, in request order."""
+    def pieces(self, *, copy: bool = True) -> list[Any]:
+        """Each requested range's bytes, in request order: ``bytes``, or with
+        ``copy=False`` read-only memoryviews into the merged reads (no copy;
+        for consumers that take any buffer)."""
         views = [memoryview(d) for d in self._data]
-        out = []
+        out: list[Any] = []
+        run_starts = self.run_starts.tolist()
         for s, e, r in zip(self.starts.tolist(), self.ends.tolist(), self._run.tolist()):
             if e <= s:
                 out.append(b"")
             else:
-                lo = s - int(self.run_starts[r])
-                whole = lo == 0 and e - s == len(self._data[r])
-                out.append(self._data[r] if whole else bytes(views[r][lo : lo + e - s]))
+                lo = s - run_starts[r]
+                if lo == 0 and e - s == len(self._data[r]):
+                    out.append(self._data[r])
+                else:
+                    piece = views[r][lo : lo + e - s]
+                    out.append(bytes(piece) if copy else piece)
         return out
 
     def joined(self) -> tuple[bytes, np.ndarray]:

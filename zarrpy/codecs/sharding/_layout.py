@@ -78,7 +78,14 @@ class ShardLayout:
         return tuple(int(c) for c in np.unravel_index(position, self.grid_shape))
 
     def position(self, coords: Iterable[int]) -> int:
-        return int(np.ravel_multi_index(tuple(coords), self.grid_shape)) if self.grid_shape else 0
+        """The flat C-order position of inner chunk ``coords`` (checked to lie in the grid)."""
+        coords = tuple(coords)
+        position = 0
+        for c, n in zip(coords, self.grid_shape, strict=True):
+            if not 0 <= c < n:
+                raise ValueError(f"inner chunk coordinates {coords} outside the grid {self.grid_shape}")
+            position = position * n + int(c)
+        return position
 
     def block_order(self) -> np.ndarray:
         """Shard flat indices, shape ``(nchunks, chunk_size)``: row i lists

@@ -33,6 +33,9 @@ from ..fill import fill_variable
 from ._layout import ShardLayout, gather_variable, normalise_selection
 from .index import NAME, ShardIndex
 
+_GROUPS = 8
+"""Inner chunks decoded whole are handed to ``map_fn`` in at most this many groups."""
+
 DEFAULT_MAX_GAP_NBYTES = 64 * 1024
 """Ranges this close together are read as one (cheaper than a second request)."""
 
@@ -181,7 +184,7 @@ class ShardPartialDecoder(ArrayPartialDecoder):
             half = layout.chunk_size // 2
             in_part = {pos: items for pos, items in work
                        if all(math.prod(p.chunk_block_shape) <= half for _, p in items)}
-        raw = self.read_inner(sorted(pos for pos, _ in work if pos not in in_part))
+        raw = self.read_inner(sorted(pos for pos, _ in work if pos not in in_part), copy=False)
 
         def decode_one(item: tuple[int, list[tuple[np.ndarray, ChunkProjection]]]) -> None:
             pos, targets = item
@@ -196,6 +199,10 @@ class ShardPartialDecoder(ArrayPartialDecoder):
                 for dest, proj in targets:
                     dest[proj.out_selection] = chunk.array[proj.chunk_selection]
 
+        def decode_group(items: list[tuple[int, list[tuple[np.ndarray, ChunkProjection]]]]) -> None:
+            for item in items:
+                decode_one(item)
+
         def decode_part(item: tuple[int, list[tuple[np.ndarray, ChunkProjection]]]) -> None:
             pos, targets = item
             got = self._decode_part((pos, [p for _, p in targets]))
@@ -203,7 +210,10 @@ class ShardPartialDecoder(ArrayPartialDecoder):
                 assert block is not None  # a stored inner chunk
                 dest[proj.out_selection] = block.array.reshape(proj.out_block_shape)
 
-        self._map(decode_one, [item for item in work if item[0] not in in_part])
+        whole = [item for item in work if item[0] not in in_part]
+        # A few groups, not a task per inner chunk: a task costs about what a small chunk does.
+        ngroups = min(len(whole), _GROUPS)
+        self._map(decode_group, [whole[i::ngroups] for i in range(ngroups)])
         self._map(decode_part, list(in_part.items()))
         return True
 
@@ -250,9 +260,10 @@ class ShardPartialDecoder(ArrayPartialDecoder):
             gathered.append((where, part))
         return gather_variable(gathered, indexer.shape)
 
-    def read_inner(self, positions: Sequence[int]) -> dict[int, bytes]:
+    def read_inner(self, positions: Sequence[int], *, copy: bool = True) -> dict[int, Any]:
         """The stored bytes of the inner chunks at flat ``positions`` (empty
-        ones are left out), fetched with one batched read.
+        ones are left out), fetched with one batched read; with ``copy=False``
+        as memoryviews into the merged reads (see :meth:`CoalescedRead.pieces`).
 
         Returns an empty dict if the shard is missing.
         """
@@ -277,7 +288,7 @@ class ShardPartialDecoder(ArrayPartialDecoder):
             )
 
         got = read_coalesced(self._read, starts, ends, self.max_gap_nbytes, short_read_error=short)
-        return {pos: piece for (_, _, pos), piece in zip(wanted, got.pieces())}
+        return {pos: piece for (_, _, pos), piece in zip(wanted, got.pieces(copy=copy))}
 
 
 def _box(dest: np.ndarray, proj: ChunkProjection, inner_shape: tuple[int, ...]) -> np.ndarray | None:
