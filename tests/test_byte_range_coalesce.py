@@ -165,6 +165,8 @@ def test_every_range_gets_exactly_its_bytes_in_few_reads(batched, rs, gap, offse
     assert isinstance(got, CoalescedRead)
     pieces = got.pieces()
     assert pieces == [SOURCE[s:e] for s, e in zip(starts, ends)]
+    assert all(isinstance(p, bytes) for p in pieces)
+    assert [bytes(p) for p in got.pieces(copy=False)] == pieces  # views into the merged reads, same bytes
     buffer, local = got.joined()
     assert [buffer[p : p + e - s] for p, s, e in zip(local.tolist(), starts, ends)] == pieces
     # The requests made are the merged runs, shifted by ``offset``, in one batch.
