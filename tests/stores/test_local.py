@@ -257,6 +257,9 @@ def test_open_reader_of_a_directory_is_missing_and_closes_its_file(tmp_path):
 def test_get_scratch_reuses_one_buffer_and_refuses_directories(tmp_path):
     import numpy as np
 
+    from zarrpy.core import scratch
+
+    scratch._local.free = []  # this thread's buffers: none yet
     store = LocalStore(tmp_path)
     store.set("d/a", b"x" * 5000)
     store.set("d/b", b"y" * 4000)

@@ -27,7 +27,7 @@ from typing import Any, ClassVar, Mapping, Sequence
 
 import numpy as np
 
-from ..core._typing import Shape
+from ..core._typing import BytesLike, Shape
 from ..core.array_bytes import ArrayBytes
 from ..core.dtypes import DataType
 from ..errors import CodecError
@@ -236,7 +236,7 @@ class ArrayToBytesCodec(Codec):
         return None
 
     def decode_into(
-        self, data: bytes, spec: ChunkSpec, dest: np.ndarray, options: DecodeOptions = DEFAULT_OPTIONS
+        self, data: BytesLike, spec: ChunkSpec, dest: np.ndarray, options: DecodeOptions = DEFAULT_OPTIONS
     ) -> bool:
         """Decode ``data`` straight into ``dest`` (a writable array of
         ``spec.shape`` and the type's in-memory numpy dtype, maybe a strided
@@ -304,7 +304,7 @@ class BytesToBytesCodec(Codec):
         """Encoded size for an input of ``input_nbytes``, if deterministic."""
         return None
 
-    def decode_into(self, data: bytes, dest: np.ndarray, spec: ChunkSpec) -> bool:
+    def decode_into(self, data: BytesLike, dest: np.ndarray, spec: ChunkSpec) -> bool:
         """Decode ``data`` straight into ``dest`` (a writable, C-contiguous
         ``uint8`` array) when it decodes to exactly ``dest.size`` bytes and
         this codec can write into a given buffer; True when done. False

@@ -43,6 +43,7 @@ from typing import Any, Mapping
 
 import numpy as np
 
+from ..core._typing import BytesLike
 from ..core.dtypes import DataType
 from ..errors import ChunkDecodeError, CodecError
 from ._config import check_any_int, check_choice, check_int, check_keys, clamp
@@ -201,7 +202,7 @@ class BloscCodec(BytesToBytesCodec):
         return out
 
 
-    def decode_into(self, data: bytes, dest: np.ndarray, spec: ChunkSpec) -> bool:
+    def decode_into(self, data: BytesLike, dest: np.ndarray, spec: ChunkSpec) -> bool:
         """A frame whose checked header states exactly ``dest.size`` bytes,
         decoded into ``dest`` (blosc takes an output buffer); anything else
         is left to :meth:`decode`."""
@@ -224,7 +225,7 @@ def _itemsize(spec: ChunkSpec) -> int:
     return max(spec.dtype.itemsize, 1)
 
 
-def check_header(data: bytes, limit: int, spec: ChunkSpec, codec: str = "blosc") -> int:
+def check_header(data: BytesLike, limit: int, spec: ChunkSpec, codec: str = "blosc") -> int:
     """Validate a frame header against ``data`` and ``limit``; return nbytes.
 
     ``codec`` is the name errors give (``numcodecs.blosc`` reads the same frames).

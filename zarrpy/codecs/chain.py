@@ -15,6 +15,7 @@ from typing import Any, Iterable, Iterator, Mapping, Sequence
 
 import numpy as np
 
+from ..core._typing import BytesLike
 from ..core.array_bytes import ArrayBytes
 from ..core.dtypes.optional import OPTIONAL, is_optional
 from ..errors import ChunkDecodeError, CodecError
@@ -141,7 +142,7 @@ class BoundChain:
         return data
 
     @contextmanager
-    def decoded(self, data: bytes | memoryview) -> Iterator[ArrayBytes]:
+    def decoded(self, data: BytesLike) -> Iterator[ArrayBytes]:
         """:meth:`decode`, for a caller that copies the chunk out before the
         ``with`` block ends: the innermost bytes-to-bytes codec decodes into
         a scratch buffer of this thread (:mod:`zarrpy.core.scratch`)
@@ -162,7 +163,7 @@ class BoundChain:
         yield self._decode_array(b2bs[0].decode(_as_bytes(data), self._a2b_spec))
 
     def decode_into(
-        self, data: bytes | memoryview, dest: np.ndarray, options: DecodeOptions = DEFAULT_OPTIONS
+        self, data: BytesLike, dest: np.ndarray, options: DecodeOptions = DEFAULT_OPTIONS
     ) -> bool:
         """Decode a chunk straight into ``dest`` (writable, of
         ``spec.shape`` and the in-memory dtype, maybe a view into a bigger
@@ -253,7 +254,7 @@ class BoundChain:
         return self.encode(chunk)
 
 
-def _as_bytes(data: Any) -> bytes:
+def _as_bytes(data: BytesLike) -> bytes:
     """``data`` as ``bytes`` (a shard hands its inner chunks over as memoryviews:
     only ``decode_into`` takes those, ``decode`` wants bytes)."""
     return data if isinstance(data, bytes) else bytes(data)

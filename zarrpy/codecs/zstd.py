@@ -37,6 +37,7 @@ from typing import Any, Mapping
 import numpy as np
 import zstandard
 
+from ..core._typing import BytesLike
 from ..core.dtypes import DataType
 from ..errors import ChunkDecodeError, CodecError
 from ._config import check_any_int, check_int, check_keys, clamp
@@ -109,7 +110,7 @@ class ZstdCodec(BytesToBytesCodec):
             raise ChunkDecodeError(f"codec 'zstd': corrupt data: {exc}") from None
 
 
-    def decode_into(self, data: bytes, dest: np.ndarray, spec: ChunkSpec) -> bool:
+    def decode_into(self, data: BytesLike, dest: np.ndarray, spec: ChunkSpec) -> bool:
         """One frame stating exactly ``dest.size`` bytes, decoded into
         ``dest`` (numcodecs' binding of ``ZSTD_decompress``, which takes an
         output buffer and releases the GIL; it checks the stated size and the
@@ -118,7 +119,7 @@ class ZstdCodec(BytesToBytesCodec):
         if len(data) == 0 or dest.size == 0:
             return False
         try:
-            if zstandard.frame_content_size(data) != dest.size:
+            if zstandard.frame_content_size(memoryview(data)) != dest.size:
                 return False
             _numcodecs_zstd().decompress(data, dest)
         except (zstandard.ZstdError, RuntimeError, ValueError):

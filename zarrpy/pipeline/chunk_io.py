@@ -390,7 +390,8 @@ class ChunkIO:
             and all(isinstance(s, slice) and s.step in (None, 1) for s in proj.out_selection)
         ):
             return None
-        return out[proj.out_selection]
+        box: np.ndarray = out[proj.out_selection]
+        return box
 
     def _scatter_part(self, out: np.ndarray, key: str, group: list[Projection]) -> None:
         with self.store.open_reader(key) as reader:

@@ -64,7 +64,7 @@ class OpenFile:
         """Up to ``length`` bytes at ``offset`` (fewer only where the file ends)."""
         if length <= 0:
             return b""
-        parts = []
+        parts: list[bytes] = []
         got = 0
         while got < length:
             piece = self._read(offset + got, length - got)

@@ -15,7 +15,7 @@ from typing import Any, Iterable, Iterator
 
 import numpy as np
 
-from ...core._typing import Shape
+from ...core._typing import BytesLike, Shape
 from ...core.array_bytes import ArrayBytes
 from ...errors import ChunkDecodeError, CodecError
 from ..abc import ChunkSpec
@@ -217,7 +217,7 @@ class ShardLayout:
             raise ChunkDecodeError(f"codec {NAME!r}: inner chunk {self.coords(position)}: {exc}") from None
 
     # -- the shard as bytes --------------------------------------------
-    def read_index(self, shard: bytes) -> ShardIndex:
+    def read_index(self, shard: BytesLike) -> ShardIndex:
         """Decode and check the index of a whole encoded shard."""
         n, k = len(shard), self.index_nbytes
         if n < k:

@@ -35,6 +35,7 @@ from typing import Any, Mapping, Sequence
 
 import numpy as np
 
+from ...core._typing import BytesLike
 from ...core.array_bytes import ArrayBytes
 from ...errors import CodecError
 from ...core.indexing import OrthogonalIndexer
@@ -213,7 +214,7 @@ class ShardingCodec(ArrayToBytesCodec):
         return layout.assemble(_decode_stored(layout, index, data))
 
     def decode_into(
-        self, data: bytes, spec: ChunkSpec, dest: np.ndarray, options: DecodeOptions = DEFAULT_OPTIONS
+        self, data: BytesLike, spec: ChunkSpec, dest: np.ndarray, options: DecodeOptions = DEFAULT_OPTIONS
     ) -> bool:
         """A whole shard of a fixed-size type decoded inner chunk by inner
         chunk into its place in ``dest`` (missing ones get the fill value),

@@ -297,7 +297,8 @@ def _box(dest: np.ndarray, proj: ChunkProjection, inner_shape: tuple[int, ...]) 
     if not (proj.is_complete and tuple(proj.out_block_shape) == tuple(inner_shape)
             and all(isinstance(s, slice) and s.step in (None, 1) for s in proj.out_selection)):
         return None
-    return dest[proj.out_selection]
+    box: np.ndarray = dest[proj.out_selection]
+    return box
 
 
 __all__ = ["DEFAULT_MAX_GAP_NBYTES", "ShardPartialDecoder"]
