@@ -19,6 +19,7 @@ from typing import Any, NamedTuple
 
 from ..core._typing import Shape
 from ..errors import SelectionError
+from ..pipeline.concurrency import map_chunks
 from ._array import Array
 from ._buffer_fit import Buffer, check_buffer, describe, new_buffer
 from ._buffers import GrowableArray
@@ -153,9 +154,16 @@ def _fill(buf: Buffer, sources: Sequence[_Source], tail: tuple[Any, ...], pieces
     if isinstance(buf, GrowableArray):
         buf.resize(total)
         out = buf.nda
-        for p in pieces:
+
+        def read(p: _Piece) -> None:
             rows = out[p.offset : p.offset + p.stop - p.start]
             sources[p.source].array.read((slice(p.start, p.stop), *tail), out=rows)
+
+        # The pieces (parts of different arrays) land in disjoint rows: read
+        # them side by side on the pool (each piece's chunks then run in its
+        # pool thread), so small arrays keep every core busy; one piece
+        # alone runs here and spreads its chunks over the pool.
+        map_chunks(read, pieces)
     else:
         buf.clear()
         for p in pieces:
