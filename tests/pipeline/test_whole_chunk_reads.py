@@ -167,3 +167,19 @@ def test_shard_regions_decode_into_the_output(compressor):
     out = np.zeros((8, 10), "int32")
     b.read((slice(4, 12), slice(0, 10)), out=out)
     np.testing.assert_array_equal(out, ref[4:12, 0:10])
+
+
+@pytest.mark.parametrize("sel", [(slice(1, 7), slice(0, 8)), (slice(0, 4), slice(0, 4)), (slice(2, 3), slice(1, 2))],
+                         ids=["cut", "one-inner-chunk", "one-element"])
+def test_a_corrupt_inner_chunk_in_a_region_read_names_shard_and_inner_chunk(sel):
+    store = MemoryStore()
+    a = zarrpy.create_array(store, shape=(16, 16), chunks=(4, 4), shards=(8, 8), dtype="uint16",
+                            compressors=COMPRESSORS["zstd"])
+    a[...] = np.arange(256, dtype="uint16").reshape(16, 16) + 1
+    shard = bytearray(store.get("c/0/0"))
+    shard[0] ^= 0xFF  # the first inner chunk's frame magic (the index is at the end)
+    store.set("c/0/0", bytes(shard))
+    with pytest.raises(zarrpy.errors.ChunkDecodeError, match=r"inner chunk \(0, 0\)") as info:
+        zarrpy.open_array(store, mode="r")[sel]
+    assert "c/0/0" in str(info.value)
+    np.testing.assert_array_equal(zarrpy.open_array(store, mode="r")[8:, 8:], a[8:, 8:])  # other shards read

@@ -304,6 +304,10 @@ class BytesToBytesCodec(Codec):
         """Encoded size for an input of ``input_nbytes``, if deterministic."""
         return None
 
+    decodes_into_buffers: ClassVar[bool] = False
+    """True when :meth:`decode_into` can do the work (it may still refuse
+    a given input); False when it always returns False."""
+
     def decode_into(self, data: BytesLike, dest: np.ndarray, spec: ChunkSpec) -> bool:
         """Decode ``data`` straight into ``dest`` (a writable, C-contiguous
         ``uint8`` array) when it decodes to exactly ``dest.size`` bytes and

@@ -202,6 +202,8 @@ class BloscCodec(BytesToBytesCodec):
         return out
 
 
+    decodes_into_buffers = True
+
     def decode_into(self, data: BytesLike, dest: np.ndarray, spec: ChunkSpec) -> bool:
         """A frame whose checked header states exactly ``dest.size`` bytes,
         decoded into ``dest`` (blosc takes an output buffer); anything else

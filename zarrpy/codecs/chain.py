@@ -211,6 +211,20 @@ class BoundChain:
         _check_shape(chunk, self.spec, self.chain.array_to_bytes)
         return chunk
 
+    def single_compressor(self) -> BytesToBytesCodec | None:
+        """The compressor of a chain that is just ``bytes`` storing plain
+        numbers as they are in memory and one bytes-to-bytes codec that can
+        decode into a buffer (``decode_into``: zstd, blosc), else None. Its
+        decoded bytes are the chunk's elements: decoding into a buffer and
+        viewing it is the whole decode."""
+        chain = self.chain
+        if chain.array_to_array or len(chain.bytes_to_bytes) != 1:
+            return None
+        (b2b,) = chain.bytes_to_bytes
+        if not b2b.decodes_into_buffers or not chain.array_to_bytes.native_bytes(self._a2b_spec):
+            return None
+        return b2b
+
     @property
     def capabilities(self) -> CodecCapabilities:
         """Partial decoding pays off only when every codec reads partially;

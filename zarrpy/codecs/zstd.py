@@ -110,6 +110,8 @@ class ZstdCodec(BytesToBytesCodec):
             raise ChunkDecodeError(f"codec 'zstd': corrupt data: {exc}") from None
 
 
+    decodes_into_buffers = True
+
     def decode_into(self, data: BytesLike, dest: np.ndarray, spec: ChunkSpec) -> bool:
         """One frame stating exactly ``dest.size`` bytes, decoded into
         ``dest`` (numcodecs' binding of ``ZSTD_decompress``, which takes an

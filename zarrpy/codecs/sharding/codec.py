@@ -37,6 +37,7 @@ import numpy as np
 
 from ...core._typing import BytesLike
 from ...core.array_bytes import ArrayBytes
+from ...core.scratch import scratch
 from ...errors import CodecError
 from ...core.indexing import OrthogonalIndexer
 from ...core.point_indexing import PointIndexer
@@ -226,22 +227,40 @@ class ShardingCodec(ArrayToBytesCodec):
         index = layout.read_index(data)
         view = memoryview(data)
         inner_shape = layout.inner_spec.shape
-
-        def region(pos: int) -> np.ndarray:
-            coords = np.unravel_index(pos, layout.grid_shape)
-            return dest[tuple(slice(int(c) * n, (int(c) + 1) * n) for c, n in zip(coords, inner_shape))]
-
+        # Each inner chunk's box of ``dest``, by flat position (C order).
+        boxes = [dest[tuple(slice(c * n, (c + 1) * n) for c, n in zip(coords, inner_shape))]
+                 for coords in np.ndindex(*layout.grid_shape)]
+        entries = index.entries.reshape(-1, 2).tolist()
         stored = []
         for pos, here in enumerate(index.present().tolist()):
             if here:
                 stored.append(pos)
             else:
-                region(pos)[...] = layout.fill
+                boxes[pos][...] = layout.fill
+        # A chain of plain `bytes` and one compressor that decodes into a
+        # buffer (the usual inner chain): one scratch buffer per group, each
+        # inner chunk decompressed into it and copied to its box. Anything
+        # else, and any frame that one refuses (corrupt data gets decode's
+        # error), goes through decode_inner_into.
+        compressor = layout.inner.single_compressor()
+        elements_nbytes = layout.inner_spec.size * dest.dtype.itemsize
 
         def decode_group(positions: list[int]) -> None:
-            for pos in positions:
-                offset, nbytes = index.get(pos)  # type: ignore[misc]
-                layout.decode_inner_into(pos, view[offset : offset + nbytes], region(pos))
+            if compressor is None:
+                for pos in positions:
+                    offset, nbytes = entries[pos]
+                    layout.decode_inner_into(pos, view[offset : offset + nbytes], boxes[pos])
+                return
+            inner_spec = layout.inner_spec
+            with scratch(elements_nbytes) as buf:
+                elements = buf.view(dest.dtype).reshape(inner_shape)
+                for pos in positions:
+                    offset, nbytes = entries[pos]
+                    piece = view[offset : offset + nbytes]
+                    if compressor.decode_into(piece, buf, inner_spec):
+                        boxes[pos][...] = elements
+                    else:
+                        layout.decode_inner_into(pos, piece, boxes[pos])
 
         # A few groups, not one task per inner chunk: a task costs about what a small chunk does.
         ngroups = min(len(stored), 8)
