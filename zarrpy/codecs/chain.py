@@ -108,7 +108,7 @@ class CodecChain:
 class BoundChain:
     """A chain bound to one chunk spec: encode/decode whole chunks."""
 
-    __slots__ = ("chain", "spec", "_a2a_specs", "_a2b_spec", "encoded_size", "_capabilities")
+    __slots__ = ("chain", "spec", "_a2a_specs", "_a2b_spec", "encoded_size", "_capabilities", "_single")
 
     def __init__(self, chain: CodecChain, spec: ChunkSpec):
         self.chain = chain
@@ -131,6 +131,7 @@ class BoundChain:
             size = None if size is None else b2b.compute_encoded_size(size)
         self.encoded_size: int | None = size
         self._capabilities: CodecCapabilities | None = None
+        self._single: tuple[BytesToBytesCodec | None] | None = None  # single_compressor(), once worked out
 
     def encode(self, chunk: ArrayBytes) -> bytes:
         """Encode a chunk of ``spec.shape`` to its stored bytes."""
@@ -217,13 +218,15 @@ class BoundChain:
         decode into a buffer (``decode_into``: zstd, blosc), else None. Its
         decoded bytes are the chunk's elements: decoding into a buffer and
         viewing it is the whole decode."""
-        chain = self.chain
-        if chain.array_to_array or len(chain.bytes_to_bytes) != 1:
-            return None
-        (b2b,) = chain.bytes_to_bytes
-        if not b2b.decodes_into_buffers or not chain.array_to_bytes.native_bytes(self._a2b_spec):
-            return None
-        return b2b
+        if self._single is None:
+            chain = self.chain
+            b2b = chain.bytes_to_bytes[0] if len(chain.bytes_to_bytes) == 1 else None
+            plain = (
+                b2b is not None and not chain.array_to_array and b2b.decodes_into_buffers
+                and chain.array_to_bytes.native_bytes(self._a2b_spec)
+            )
+            self._single = (b2b if plain else None,)
+        return self._single[0]
 
     @property
     def capabilities(self) -> CodecCapabilities:

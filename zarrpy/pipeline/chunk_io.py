@@ -34,6 +34,7 @@ from ..codecs.partial import ArrayPartialDecoder, DecodeOptions
 from ..core._typing import ChunkCoords, Shape
 from ..core.chunk_grid import RegularChunkGrid
 from ..core.limits import check_chunk_nbytes
+from ..core.scratch import scratch
 from ..core.indexing import ChunkProjection, OrthogonalIndexer
 from ..core.point_indexing import PointIndexer, PointProjection
 from ..core.paths import join_key
@@ -372,6 +373,14 @@ class ChunkIO:
             dest = self._whole_dest(out, group[0]) if len(group) == 1 else None
             if dest is not None and self.bound.decode_into(data, dest, self._options):
                 return
+            compressor = self.bound.single_compressor() if self.form.reads_into_buffers else None
+            if compressor is not None:  # the usual chain: decompress into scratch, view, copy out
+                with scratch(self.spec.size * self.form.dtype.itemsize) as buf:
+                    if compressor.decode_into(data, buf, self.spec):
+                        chunk = buf.view(self.form.dtype).reshape(self.spec.shape)
+                        for proj in group:
+                            _put(out, proj, chunk[(*proj.chunk_selection, Ellipsis)])
+                        return
             with self.bound.decoded(data) as decoded:
                 chunk = self.form.to_numpy(decoded)
                 for proj in group:
