@@ -51,6 +51,9 @@ def sample(shape, dtype="uint16", seed=0) -> np.ndarray:
 
 # -- scratch buffers ----------------------------------------------------------
 def test_scratch_nested_blocks_get_distinct_buffers_and_reuse_them():
+    from zarrpy.core import scratch as _scratch
+
+    _scratch._local.free = []  # this thread's buffers: none yet (earlier tests may have left some)
     with scratch(100) as a:
         with scratch(100) as b:
             assert a.size == b.size == 100

@@ -40,7 +40,7 @@ from typing import Any, Mapping
 
 import numpy as np
 
-from ..core._typing import Shape
+from ..core._typing import BytesLike, Shape
 from ..core.array_bytes import ArrayBytes
 from ..core.dtypes import DataType
 from ..errors import ChunkDecodeError, CodecError
@@ -141,7 +141,7 @@ class InterleavedVlenCodec(ArrayToBytesCodec):
             return ArrayBytes.from_elements(items.astype(spec.dtype.numpy))
         return ArrayBytes.from_elements(items)
 
-    def decode_into(self, data: bytes, spec: ChunkSpec, dest: np.ndarray, options: Any = None) -> bool:
+    def decode_into(self, data: BytesLike, spec: ChunkSpec, dest: np.ndarray, options: Any = None) -> bool:
         """Strings: cast numcodecs' ``str`` objects straight into ``dest`` (a
         StringDType array of ``spec.shape``, maybe a view into the read's
         result), so no chunk-sized StringDType array is made and copied over.
@@ -149,7 +149,7 @@ class InterleavedVlenCodec(ArrayToBytesCodec):
         those of :meth:`decode`."""
         if not spec.dtype.is_string or dest.dtype != spec.dtype.numpy or dest.shape != tuple(spec.shape):
             return False
-        dest[...] = self._decode_objects(data, spec)
+        dest[...] = self._decode_objects(data if isinstance(data, bytes) else bytes(data), spec)
         return True
 
     def decodes_into_elements(self, spec: ChunkSpec) -> bool:

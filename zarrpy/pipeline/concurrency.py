@@ -80,8 +80,11 @@ def for_each_batch(fn: Callable[[list[T]], None], items: Iterable[T], *, max_bat
     if not items:
         return
     n = max(-(-len(items) // max_batch), min(len(items), 2 * max_workers()))
-    size = -(-len(items) // n)
-    batches = [items[i : i + size] for i in range(0, len(items), size)]
+    # Sizes differ by at most one: 10 items in 4 batches are 3, 3, 2, 2 (two
+    # workers each do 5), not 3, 3, 3, 1 (one worker does 6, the other 4).
+    size, extra = divmod(len(items), n)
+    bounds = [i * size + min(i, extra) for i in range(n + 1)]
+    batches = [items[bounds[i] : bounds[i + 1]] for i in range(n)]
     map_chunks(fn, batches)
 
 
