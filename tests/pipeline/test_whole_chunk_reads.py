@@ -183,3 +183,29 @@ def test_a_corrupt_inner_chunk_in_a_region_read_names_shard_and_inner_chunk(sel)
         zarrpy.open_array(store, mode="r")[sel]
     assert "c/0/0" in str(info.value)
     np.testing.assert_array_equal(zarrpy.open_array(store, mode="r")[8:, 8:], a[8:, 8:])  # other shards read
+
+
+def test_small_reads_stay_in_the_calling_thread_large_ones_use_the_pool(monkeypatch):
+    import threading
+
+    from zarrpy.pipeline import chunk_io
+
+    store = MemoryStore()
+    a = zarrpy.create_array(store, shape=(64, 64), chunks=(16, 16), dtype="uint16", compressors=COMPRESSORS["zstd"])
+    ref = np.arange(64 * 64, dtype="uint16").reshape(64, 64)
+    a[...] = ref
+    threads: set[str] = set()
+    real = chunk_io.ChunkIO._scatter_whole
+
+    def spy(self, *args, **kwargs):
+        threads.add(threading.current_thread().name)
+        return real(self, *args, **kwargs)
+
+    monkeypatch.setattr(chunk_io.ChunkIO, "_scatter_whole", spy)
+    np.testing.assert_array_equal(a[...], ref)  # 16 chunks of 512 bytes: below INLINE_READ_NBYTES
+    assert threads == {threading.current_thread().name}
+    threads.clear()
+    monkeypatch.setattr(chunk_io, "INLINE_READ_NBYTES", 0)
+    monkeypatch.setenv("ZARRPY_THREADS", "2")
+    np.testing.assert_array_equal(a[...], ref)
+    assert threads and threading.current_thread().name not in threads  # the pool's threads did it

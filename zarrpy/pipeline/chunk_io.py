@@ -49,6 +49,10 @@ from .locks import locked
 from .values import ElementForm
 
 
+INLINE_READ_NBYTES = 1 << 20
+"""Reads of chunks decoding to at most this many bytes in all (1 MiB) run in
+the calling thread, without the pool (see :meth:`ChunkIO._small_read`)."""
+
 Projection = ChunkProjection | PointProjection
 Indexer = OrthogonalIndexer | PointIndexer
 
@@ -277,7 +281,19 @@ class ChunkIO:
                 if part:
                     self._scatter_part(out, key, group)
 
-        for_each_batch(read_batch, list(by_key.items()))
+        items = list(by_key.items())
+        if self._small_read(len(items)):
+            read_batch(items)  # less work than handing it to the pool costs
+        else:
+            for_each_batch(read_batch, items)
+
+    def _small_read(self, nchunks: int) -> bool:
+        """Whether ``nchunks`` stored chunks of fixed-size elements decode to
+        at most :data:`INLINE_READ_NBYTES`: then the calling thread reads
+        them itself, since waking pool threads and waiting for them costs
+        more than decoding that little (a small array's whole read)."""
+        itemsize = None if self.form.data_type.is_variable else self.form.dtype.itemsize
+        return itemsize is not None and nchunks * math.prod(self.grid.chunk_shape) * itemsize <= INLINE_READ_NBYTES
 
     def _read_cached(self, out: np.ndarray, cache: ChunkCache, projections: Iterable[Projection]) -> None:
         """Scatter decoded (inner) chunks from ``cache`` into ``out``; the
