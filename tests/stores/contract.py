@@ -402,8 +402,8 @@ class StoreContract:
             ("a/new", lambda: store.set("a/new", b"new")),
             ("a/", lambda: list(store.list_prefix("a/"))),
             ("a/k", lambda: store.getsize("a/k")),
-            ("a/k", lambda: _read_through_open_reader(store, "a/k")),
-            ("a/k", lambda: _read_through_scratch(store, "a/k")),
+            ("a/k", lambda: read_through_open_reader(store, "a/k")),
+            ("a/k", lambda: read_through_scratch(store, "a/k")),
         ]
         if store.supports_deletes:
             calls.append(("a/k", lambda: store.delete("a/k")))
@@ -426,11 +426,13 @@ def eio(*args: object, **kwargs: object) -> None:
     raise OSError(errno.EIO, "Input/output error (injected)")
 
 
-def _read_through_open_reader(store: Store, key: str) -> object:
+def read_through_open_reader(store: Store, key: str) -> object:
+    """A read of ``key`` through :meth:`Store.open_reader` (its size and first bytes)."""
     with store.open_reader(key) as reader:
         return reader.size(), reader(RangeRequest(0, 2))
 
 
-def _read_through_scratch(store: Store, key: str) -> object:
+def read_through_scratch(store: Store, key: str) -> object:
+    """A read of ``key`` through :meth:`Store.get_scratch`."""
     with store.get_scratch(key) as data:
         return None if data is None else bytes(data)

@@ -15,6 +15,8 @@ from zarrpy.core.byte_range import RangeRequest
 from zarrpy.errors import InvalidKeyError, StoreError
 from zarrpy.stores import LocalStore, _confine
 
+from .contract import read_through_open_reader, read_through_scratch
+
 SECRET = b"outside the store"
 
 
@@ -41,16 +43,6 @@ def layout(tmp_path: Path) -> tuple[Path, Path]:
 ESCAPING_KEYS = ["leak", "evil/secret", "evil/new", "evil/sub/new", "hop1/secret", "hop2/secret", "hop1/new"]
 
 
-def _through_open_reader(store: LocalStore, key: str) -> object:
-    with store.open_reader(key) as reader:
-        return reader.size(), reader(RangeRequest(0, 4))
-
-
-def _through_scratch(store: LocalStore, key: str) -> object:
-    with store.get_scratch(key) as data:
-        return None if data is None else bytes(data)
-
-
 def _outside_untouched(outside: Path) -> None:
     assert sorted(str(p.relative_to(outside)) for p in outside.rglob("*")) == ["dir", "dir/secret", "secret"]
     assert (outside / "secret").read_bytes() == SECRET
@@ -66,8 +58,8 @@ def _outside_untouched(outside: Path) -> None:
         lambda s, k: s.get_partial_values([("real/k", None), (k, None)]),
         lambda s, k: s.exists(k),
         lambda s, k: s.getsize(k),
-        lambda s, k: _through_open_reader(s, k),
-        lambda s, k: _through_scratch(s, k),
+        read_through_open_reader,
+        read_through_scratch,
         lambda s, k: s.set(k, b"overwritten"),
         lambda s, k: s.delete(k),
     ],
