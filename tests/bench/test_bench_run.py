@@ -10,8 +10,6 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-pytest.importorskip("zarr")
-
 BENCH = Path(__file__).resolve().parents[2] / "bench"
 sys.path.insert(0, str(BENCH))
 run = importlib.import_module("run")
