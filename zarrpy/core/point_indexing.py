@@ -17,6 +17,8 @@ each inner chunk that holds points, never a box spanning the shard.
 
 from __future__ import annotations
 
+import math
+
 from typing import Any, Iterator
 
 import numpy as np
@@ -230,8 +232,8 @@ class PointIndexer:
         whole_units = unit == chunk
         for s, e in zip(starts, ends):
             where: Any = slice(s, e) if order is None else order[s:e]
-            unit_coords = np.unravel_index(int(sorted_ids[s]), grid)
-            outer = tuple(int(i) * u // cs for i, u, cs in zip(unit_coords, unit, chunk))
+            unit_coords = _unravel(int(sorted_ids[s]), grid)
+            outer = tuple(i * u // cs for i, u, cs in zip(unit_coords, unit, chunk))
             local = tuple(axis[where] - o * cs for axis, o, cs in zip(coords, outer, chunk))
             complete = whole_units and _covers_chunk(local, outer, chunk, shape)
             out_positions = np.arange(s, e) if order is None else where
@@ -287,10 +289,20 @@ def _ravel(parts: list[np.ndarray], grid: Shape) -> np.ndarray:
     return ids
 
 
+def _unravel(flat: int, grid: Shape) -> tuple[int, ...]:
+    """C-order coordinates of ``flat`` in ``grid`` (``np.unravel_index`` for one
+    number, without numpy's per-call cost)."""
+    coords = []
+    for n in reversed(grid):
+        flat, c = divmod(flat, n)
+        coords.append(c)
+    return tuple(reversed(coords))
+
+
 def _covers_chunk(local: tuple[np.ndarray, ...], outer: ChunkCoords, chunk: Shape, shape: Shape) -> bool:
     """Do the points hit every element of the chunk's in-array region?"""
     region = tuple(min(c, s - o * c) for o, c, s in zip(outer, chunk, shape))
-    size = int(np.prod(region, dtype=np.int64))
+    size = math.prod(region)  # Python ints: no overflow, and cheaper than numpy for a few numbers
     if local[0].size < size:
         return False
     return int(np.unique(np.ravel_multi_index(local, region)).size) == size
