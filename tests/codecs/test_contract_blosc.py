@@ -10,6 +10,9 @@ DATA = [i % 7 for i in range(2000)]  # uint16: 4000 bytes
 
 class TestBloscContract(CodecContract):
     codec_class = BloscCodec
+    # numcodecs < 0.17 compresses large frames with blosc's threads from the
+    # main thread: block offsets then follow the order the blocks finish.
+    deterministic_encode = False
     configs = [
         {"cname": "lz4", "clevel": 5, "shuffle": "shuffle"},
         {"cname": "zstd", "clevel": 5, "shuffle": "bitshuffle", "typesize": 2, "blocksize": 0},
