@@ -55,6 +55,21 @@ class ChunkProjection:
         return self.chunk_dim_selection
 
 
+
+def whole_chunk_box(out: np.ndarray, proj: Any, chunk_shape: Shape) -> np.ndarray | None:
+    """``out``'s region for ``proj`` (a chunk or point projection) when it
+    takes its whole, unclipped chunk of ``chunk_shape`` into a box of ``out`` (a view a chunk
+    can be decoded straight into); else None."""
+    shape = tuple(chunk_shape)
+    if not (
+        proj.is_complete and proj.pick is None
+        and tuple(proj.out_block_shape) == shape and tuple(proj.chunk_block_shape) == shape
+        and all(isinstance(s, slice) and s.step in (None, 1) for s in proj.out_selection)
+    ):
+        return None
+    box: np.ndarray = out[proj.out_selection]
+    return box
+
 @dataclass(frozen=True, slots=True)
 class _DimPiece:
     chunk_index: int

@@ -35,7 +35,7 @@ from ..core._typing import ChunkCoords, Shape
 from ..core.chunk_grid import RegularChunkGrid
 from ..core.limits import check_chunk_nbytes
 from ..core.scratch import scratch
-from ..core.indexing import ChunkProjection, OrthogonalIndexer
+from ..core.indexing import ChunkProjection, OrthogonalIndexer, whole_chunk_box
 from ..core.point_indexing import PointIndexer, PointProjection
 from ..core.paths import join_key
 from ..errors import CodecError, MetadataError, SelectionError, at_key
@@ -405,18 +405,11 @@ class ChunkIO:
             raise at_key(exc, key) from exc
 
     def _whole_dest(self, out: np.ndarray, proj: Projection) -> np.ndarray | None:
-        """``out``'s region for a projection that takes its whole (not
-        clipped) chunk into a box of ``out``, so the chunk can be decoded
-        straight into it (:meth:`BoundChain.decode_into`); else None."""
-        shape = self.grid.chunk_shape
-        if not (
-            proj.is_complete and proj.pick is None and self.form.reads_into_buffers
-            and tuple(proj.out_block_shape) == shape and tuple(proj.chunk_block_shape) == shape
-            and all(isinstance(s, slice) and s.step in (None, 1) for s in proj.out_selection)
-        ):
+        """``out``'s box for a projection taking its whole chunk, so the chunk
+        can be decoded straight into it (:meth:`BoundChain.decode_into`); else None."""
+        if not self.form.reads_into_buffers:
             return None
-        box: np.ndarray = out[proj.out_selection]
-        return box
+        return whole_chunk_box(out, proj, self.grid.chunk_shape)
 
     def _scatter_part(self, out: np.ndarray, key: str, group: list[Projection]) -> None:
         with self.store.open_reader(key) as reader:

@@ -29,7 +29,7 @@ from ...core.scratch import scratch
 from ...core.byte_range import ByteRequest, RangeRequest, ShortRead, SuffixRequest, read_coalesced
 from ...errors import ChunkDecodeError
 from ..partial import ArrayPartialDecoder, DecodeOptions, RangeReader
-from ...core.indexing import ChunkProjection, OrthogonalIndexer
+from ...core.indexing import ChunkProjection, OrthogonalIndexer, whole_chunk_box
 from ..fill import fill_variable
 from ._layout import ShardLayout, gather_variable, normalise_selection
 from .index import NAME, ShardIndex
@@ -192,7 +192,7 @@ class ShardPartialDecoder(ArrayPartialDecoder):
             data = raw[pos]
             if len(targets) == 1:
                 dest, proj = targets[0]
-                box = _box(dest, proj, layout.inner_spec.shape)
+                box = whole_chunk_box(dest, proj, layout.inner_spec.shape)
                 if box is not None:
                     layout.decode_inner_into(pos, data, box)
                     return
@@ -216,7 +216,7 @@ class ShardPartialDecoder(ArrayPartialDecoder):
                 elements = buf.view(dtype).reshape(inner_spec.shape)
                 for pos, targets in items:
                     if len(targets) == 1:
-                        box = _box(targets[0][0], targets[0][1], inner_spec.shape)
+                        box = whole_chunk_box(targets[0][0], targets[0][1], inner_spec.shape)
                         if box is not None and box.flags.c_contiguous:
                             layout.decode_inner_into(pos, raw[pos], box)
                             continue
@@ -312,16 +312,6 @@ class ShardPartialDecoder(ArrayPartialDecoder):
 
         got = read_coalesced(self._read, starts, ends, self.max_gap_nbytes, short_read_error=short)
         return {pos: piece for (_, _, pos), piece in zip(wanted, got.pieces(copy=copy))}
-
-
-def _box(dest: np.ndarray, proj: ChunkProjection, inner_shape: tuple[int, ...]) -> np.ndarray | None:
-    """``dest``'s region for ``proj`` when it takes its whole inner chunk into
-    a box of ``dest`` (a view to decode straight into), else None."""
-    if not (proj.is_complete and tuple(proj.out_block_shape) == tuple(inner_shape)
-            and all(isinstance(s, slice) and s.step in (None, 1) for s in proj.out_selection)):
-        return None
-    box: np.ndarray = dest[proj.out_selection]
-    return box
 
 
 __all__ = ["DEFAULT_MAX_GAP_NBYTES", "ShardPartialDecoder"]
