@@ -11,7 +11,7 @@ from __future__ import annotations
 import marshal
 import threading
 from contextlib import contextmanager
-from typing import Any, Iterable, Iterator, Mapping, Sequence
+from typing import Any, Callable, Iterable, Iterator, Mapping, Sequence
 
 import numpy as np
 
@@ -227,6 +227,29 @@ class BoundChain:
             )
             self._single = (b2b if plain else None,)
         return self._single[0]
+
+    @contextmanager
+    def scratch_decoder(self) -> Iterator[Callable[[BytesLike], np.ndarray | None] | None]:
+        """For a chain of :meth:`single_compressor`: a function decoding one
+        stored chunk into this thread's scratch buffer and returning its
+        elements (a view of the buffer, of ``spec.shape``), or None when the
+        compressor refuses the frame (the caller then decodes the usual way,
+        which raises the error). The elements are valid until the next call
+        or the end of the ``with`` block. Yields None for any other chain.
+        One buffer serves every chunk decoded inside the block."""
+        compressor = self.single_compressor()
+        if compressor is None:
+            yield None
+            return
+        dtype = self.spec.dtype.numpy
+        spec = self._a2b_spec
+        with scratch(self.spec.size * dtype.itemsize) as buf:
+            elements = buf.view(dtype).reshape(self.spec.shape)
+
+            def decode(data: BytesLike) -> np.ndarray | None:
+                return elements if compressor.decode_into(data, buf, spec) else None
+
+            yield decode
 
     @property
     def capabilities(self) -> CodecCapabilities:

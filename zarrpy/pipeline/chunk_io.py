@@ -34,7 +34,6 @@ from ..codecs.partial import ArrayPartialDecoder, DecodeOptions
 from ..core._typing import ChunkCoords, Shape
 from ..core.chunk_grid import RegularChunkGrid
 from ..core.limits import check_chunk_nbytes
-from ..core.scratch import scratch
 from ..core.indexing import ChunkProjection, OrthogonalIndexer, whole_chunk_box
 from ..core.point_indexing import PointIndexer, PointProjection
 from ..core.paths import join_key
@@ -389,11 +388,10 @@ class ChunkIO:
             dest = self._whole_dest(out, group[0]) if len(group) == 1 else None
             if dest is not None and self.bound.decode_into(data, dest, self._options):
                 return
-            compressor = self.bound.single_compressor() if self.form.reads_into_buffers else None
-            if compressor is not None:  # the usual chain: decompress into scratch, view, copy out
-                with scratch(self.spec.size * self.form.dtype.itemsize) as buf:
-                    if compressor.decode_into(data, buf, self.spec):
-                        chunk = buf.view(self.form.dtype).reshape(self.spec.shape)
+            if self.form.reads_into_buffers:  # the usual chain: decompress into scratch, view, copy out
+                with self.bound.scratch_decoder() as decode:
+                    chunk = decode(data) if decode is not None else None
+                    if chunk is not None:
                         for proj in group:
                             _put(out, proj, chunk[(*proj.chunk_selection, Ellipsis)])
                         return

@@ -37,7 +37,6 @@ import numpy as np
 
 from ...core._typing import BytesLike
 from ...core.array_bytes import ArrayBytes
-from ...core.scratch import scratch
 from ...errors import CodecError
 from ...core.indexing import OrthogonalIndexer
 from ...core.point_indexing import PointIndexer
@@ -242,22 +241,13 @@ class ShardingCodec(ArrayToBytesCodec):
         # inner chunk decompressed into it and copied to its box. Anything
         # else, and any frame that one refuses (corrupt data gets decode's
         # error), goes through decode_inner_into.
-        compressor = layout.inner.single_compressor()
-        elements_nbytes = layout.inner_spec.size * dest.dtype.itemsize
-
         def decode_group(positions: list[int]) -> None:
-            if compressor is None:
-                for pos in positions:
-                    offset, nbytes = entries[pos]
-                    layout.decode_inner_into(pos, view[offset : offset + nbytes], boxes[pos])
-                return
-            inner_spec = layout.inner_spec
-            with scratch(elements_nbytes) as buf:
-                elements = buf.view(dest.dtype).reshape(inner_shape)
+            with layout.inner.scratch_decoder() as decode:
                 for pos in positions:
                     offset, nbytes = entries[pos]
                     piece = view[offset : offset + nbytes]
-                    if compressor.decode_into(piece, buf, inner_spec):
+                    elements = decode(piece) if decode is not None else None
+                    if elements is not None:
                         boxes[pos][...] = elements
                     else:
                         layout.decode_inner_into(pos, piece, boxes[pos])

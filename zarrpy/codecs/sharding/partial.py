@@ -25,7 +25,6 @@ from typing import Any, Sequence
 import numpy as np
 
 from ...core.array_bytes import ArrayBytes
-from ...core.scratch import scratch
 from ...core.byte_range import ByteRequest, RangeRequest, ShortRead, SuffixRequest, read_coalesced
 from ...errors import ChunkDecodeError
 from ..partial import ArrayPartialDecoder, DecodeOptions, RangeReader
@@ -200,27 +199,24 @@ class ShardPartialDecoder(ArrayPartialDecoder):
                 for dest, proj in targets:
                     dest[proj.out_selection] = chunk.array[proj.chunk_selection]
 
-        compressor = layout.inner.single_compressor()
-        inner_spec = layout.inner_spec
-        dtype = layout.fill.dtype
+        inner_shape = layout.inner_spec.shape
 
         def decode_group(items: list[tuple[int, list[tuple[np.ndarray, ChunkProjection]]]]) -> None:
-            if compressor is None:
-                for item in items:
-                    decode_one(item)
-                return
             # The usual inner chain (plain `bytes` and one compressor that decodes
             # into a buffer): one scratch buffer for the group; a box of a
             # contiguous output still gets the decompressor's output directly.
-            with scratch(inner_spec.size * dtype.itemsize) as buf:
-                elements = buf.view(dtype).reshape(inner_spec.shape)
+            with layout.inner.scratch_decoder() as decode:
                 for pos, targets in items:
+                    if decode is None:
+                        decode_one((pos, targets))
+                        continue
                     if len(targets) == 1:
-                        box = whole_chunk_box(targets[0][0], targets[0][1], inner_spec.shape)
+                        box = whole_chunk_box(targets[0][0], targets[0][1], inner_shape)
                         if box is not None and box.flags.c_contiguous:
                             layout.decode_inner_into(pos, raw[pos], box)
                             continue
-                    if not compressor.decode_into(raw[pos], buf, inner_spec):
+                    elements = decode(raw[pos])
+                    if elements is None:
                         decode_one((pos, targets))  # unusual or corrupt: decode's way and errors
                         continue
                     for dest, proj in targets:
