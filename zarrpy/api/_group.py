@@ -321,6 +321,12 @@ def consolidate_metadata(
     """Write the metadata of every node below a group into the group, and
     return the group opened from that snapshot.
 
+    A V3 group gets the inline ``consolidated_metadata`` member in its
+    ``zarr.json`` (its attributes and other members unchanged); a V2 group a
+    ``.zmetadata`` document. The hierarchy is read live (a group's old
+    snapshot is not used) in the group's own format; nodes only stored in the
+    other format are not part of the snapshot. Chunks are not touched.
+
     Parameters
     ----------
     group_or_store_or_path
@@ -329,12 +335,6 @@ def consolidate_metadata(
         The group's path inside the store (relative to the Group if one is given).
     storage_options
         For fsspec URLs.
-
-    A V3 group gets the inline ``consolidated_metadata`` member in its
-    ``zarr.json`` (its attributes and other members unchanged); a V2 group a
-    ``.zmetadata`` document. The hierarchy is read live (a group's old
-    snapshot is not used) in the group's own format; nodes only stored in the
-    other format are not part of the snapshot. Chunks are not touched.
 
     Raises
     ------

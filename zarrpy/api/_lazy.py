@@ -91,6 +91,9 @@ class SlicedClosure:
 class VirtualArray(NDArrayOperatorsMixin):
     """An array of known ``shape`` and ``dtype`` whose data ``closure()`` makes.
 
+    The cache is not pickled; the closure is (a VirtualArray pickles only if
+    its closure does).
+
     Parameters
     ----------
     closure
@@ -105,9 +108,6 @@ class VirtualArray(NDArrayOperatorsMixin):
         Names the data in the cache, across processes and sessions; it is
         ``parameters["__persistent_key__"]``. With a cache and no key, a
         random key is made (good for this object and its pickles only).
-
-    The cache is not pickled; the closure is (a VirtualArray pickles only if
-    its closure does).
     """
 
     __array_priority__ = 20
