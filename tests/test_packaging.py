@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 import re
+import shutil
 import subprocess
 import sys
 import textwrap
 import tomllib
+import zipfile
 from pathlib import Path
 
 import zarrpy
@@ -101,3 +103,25 @@ def test_readme_python_examples_run(tmp_path):
                           capture_output=True, text=True, timeout=300)
     assert proc.returncode == 0, proc.stderr
     assert "Chunks Initialized" in proc.stdout and "No. bytes stored" in proc.stdout
+
+
+def test_wheel_ships_py_typed(tmp_path):
+    """PEP 561: the wheel carries ``zarrpy/py.typed``, so type checkers read
+    zarrpy's inline annotations instead of treating it as untyped."""
+    assert (ROOT / "zarrpy" / "py.typed").is_file()
+    src = tmp_path / "src"
+    # Build from a copy: an in-tree build would leave build/ and *.egg-info in the repository.
+    shutil.copytree(ROOT, src, ignore=shutil.ignore_patterns(
+        ".git", "build", "dist", "*.egg-info", "__pycache__", "tests", "bench", "docs", "spec-fixtures", ".*"))
+    out = tmp_path / "wheels"
+    proc = subprocess.run(
+        [sys.executable, "-m", "pip", "wheel", "--no-deps", "--no-build-isolation", "--no-index",
+         "--disable-pip-version-check", "--no-input", "-w", str(out), str(src)],
+        capture_output=True, text=True, timeout=300,
+    )
+    assert proc.returncode == 0, f"pip wheel failed:\n{proc.stdout}\n{proc.stderr}"
+    (wheel,) = out.glob("zarrpy-*.whl")
+    with zipfile.ZipFile(wheel) as archive:
+        names = set(archive.namelist())
+    assert "zarrpy/py.typed" in names, sorted(n for n in names if n.startswith("zarrpy/"))[:20]
+    assert "zarrpy/__init__.py" in names
