@@ -64,6 +64,7 @@ class ChunkSpec:
 
     @property
     def size(self) -> int:
+        """Number of elements in the chunk (the product of ``shape``)."""
         n = 1
         for s in self.shape:
             n *= s
@@ -173,7 +174,13 @@ class ArrayToArrayCodec(Codec):
         return None, None
 
     @abstractmethod
-    def encode(self, chunk: ArrayBytes, spec: ChunkSpec) -> ArrayBytes: ...
+    def encode(self, chunk: ArrayBytes, spec: ChunkSpec) -> ArrayBytes:
+        """Transform the elements of ``chunk`` (of ``spec``, the *decoded*
+        chunk's spec) into the form the next codec takes, whose spec is
+        :meth:`resolve`'s result.
+
+        Raises CodecError when ``chunk`` does not fit this codec's settings.
+        """
 
     @abstractmethod
     def decode(self, chunk: ArrayBytes, spec: ChunkSpec) -> ArrayBytes:
@@ -221,7 +228,12 @@ class ArrayToBytesCodec(Codec):
         return None
 
     @abstractmethod
-    def encode(self, chunk: ArrayBytes, spec: ChunkSpec) -> bytes: ...
+    def encode(self, chunk: ArrayBytes, spec: ChunkSpec) -> bytes:
+        """Serialise ``chunk``'s elements (a chunk of ``spec``) to bytes;
+        :meth:`decode` of the result gives the same elements back.
+
+        Raises CodecError when the elements cannot be stored in this form.
+        """
 
     @abstractmethod
     def decode(self, data: bytes, spec: ChunkSpec) -> ArrayBytes:
@@ -295,10 +307,19 @@ class BytesToBytesCodec(Codec):
     __slots__ = ()
 
     @abstractmethod
-    def encode(self, data: bytes, spec: ChunkSpec) -> bytes: ...
+    def encode(self, data: bytes, spec: ChunkSpec) -> bytes:
+        """Encode ``data`` (compress it, append a checksum...). ``spec`` is
+        that of the chunk the bytes hold, for codecs that use the item size."""
 
     @abstractmethod
-    def decode(self, data: bytes, spec: ChunkSpec) -> bytes: ...
+    def decode(self, data: bytes, spec: ChunkSpec) -> bytes:
+        """Invert :meth:`encode`.
+
+        Raises CodecError (ChecksumError for a checksum mismatch) for corrupt
+        or truncated input, and ChunkDecodeError as soon as the output would
+        pass the chunk's decoded-size bound, so a hostile frame cannot make
+        it allocate without limit.
+        """
 
     def compute_encoded_size(self, input_nbytes: int) -> int | None:
         """Encoded size for an input of ``input_nbytes``, if deterministic."""
