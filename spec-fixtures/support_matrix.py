@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """Measure which implementation reads and writes which Zarr V3 data type; write
-the table into ``docs/data-types.md`` (between the ``support-matrix`` markers).
+the table into ``docs/guide/data-types.md`` (between the ``support-matrix`` markers).
 
 Run with an interpreter that has zarrpy and its test extras (zarr-python,
 tensorstore, zarrista) installed::
@@ -37,7 +37,7 @@ from typing import Any, Callable
 import numpy as np
 
 ROOT = Path(__file__).resolve().parents[1]
-DOC = ROOT / "docs" / "data-types.md"
+DOC = ROOT / "docs" / "guide" / "data-types.md"
 BEGIN, END = "<!-- support-matrix:begin -->", "<!-- support-matrix:end -->"
 
 

@@ -8,7 +8,7 @@ into one buffer allocates once.
   plus flat values.
 
 Fill them with :func:`zarrpy.iter_rows`, :func:`zarrpy.concat` or
-``read_into``; see docs/buffers.md. A view taken before a call that grows the
+``read_into``; see docs/guide/buffers.md. A view taken before a call that grows the
 buffer may be stale: read ``.nda`` again after such a call.
 """
 

@@ -11,7 +11,7 @@ read lives in one capped, flushable :class:`zarrpy.cache.Cache`.
 - :func:`virtual`: a VirtualArray over a stored array (reading only the
   chunks a selection needs) or a VirtualTable over a group.
 
-See docs/lazy.md.
+See docs/guide/lazy-arrays.md.
 """
 
 from __future__ import annotations

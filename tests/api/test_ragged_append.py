@@ -2,7 +2,7 @@
 
 The new elements may be an object array of 1-D vectors, a RaggedArray, a
 list of vectors, or a numeric array (vectors along its last axis), as
-docs/ragged.md ("Appending") shows.
+docs/guide/strings.md ("Appending") shows.
 """
 
 from __future__ import annotations

@@ -83,7 +83,7 @@ def create_array(
     ``dimension_separator`` "." or "/"), readable by zarr-python's V2 support.
     A ragged array (1-D vectors of different lengths at each position) takes
     its element type as ``dtype`` and ``serializer="numcodecs.vlen-array"``;
-    it reads back as a :class:`~zarrpy.RaggedArray` (docs/ragged.md).
+    it reads back as a :class:`~zarrpy.RaggedArray` (docs/guide/strings.md).
     ``cache`` and ``synchronizer``: as for :func:`open_array`.
     """
     return create_array_at(
