@@ -6,7 +6,6 @@ canonical V3 name the codec class writes.
 
 from __future__ import annotations
 
-# alias -> canonical name
 CODEC_ALIASES: dict[str, str] = {
     "endian": "bytes",  # zarr-python's legacy name for `bytes`
     "numcodecs.gzip": "gzip",
@@ -23,3 +22,6 @@ CODEC_ALIASES: dict[str, str] = {
     "optional": "zarrs.optional",
     "https://codec.zarrs.dev/array_to_bytes/optional": "zarrs.optional",
 }
+"""Alias -> canonical V3 name: legacy and foreign names that peers (zarr-python,
+zarrs, numcodecs-in-V3) write for codecs zarrpy ships. Reading accepts both;
+zarrpy writes only the canonical name."""
