@@ -89,9 +89,11 @@ class CodecChain:
 
     @property
     def codecs(self) -> tuple[Codec, ...]:
+        """All the codecs in encoding order: filters, serializer, compressors."""
         return (*self.array_to_array, self.array_to_bytes, *self.bytes_to_bytes)
 
     def to_json(self) -> list[dict[str, Any]]:
+        """The V3 ``codecs`` metadata member: each codec's JSON object, in order."""
         return [c.to_json() for c in self.codecs]
 
     def bind(self, spec: ChunkSpec) -> BoundChain:
