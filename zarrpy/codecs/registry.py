@@ -41,6 +41,9 @@ from .abc import Codec
 from .aliases import CODEC_ALIASES
 
 ENTRY_POINT_GROUP = "zarrpy.codecs"
+"""The entry-point group third-party packages register codecs under
+(``name = "pkg.module:CodecClass"``); read once, on the first lookup of
+a name not registered already, so importing zarrpy loads no plugin."""
 
 _BUILTIN: dict[str, str] = {
     "bytes": "zarrpy.codecs.bytes:BytesCodec",
