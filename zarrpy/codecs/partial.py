@@ -66,8 +66,14 @@ class CodecCapabilities:
 
 
 WHOLE_ONLY = CodecCapabilities()
+"""A codec that must decode its whole input for any part of the output (the default)."""
+
 PARTIAL = CodecCapabilities(partial_decode=True)
+"""A codec whose partial decoder reads or decodes only part of its input."""
+
 PARTIAL_UNCHECKED = CodecCapabilities(partial_decode=True, skips_checks=True)
+"""As :data:`PARTIAL`, but partial reads skip a check whole reads make
+(``crc32c``'s checksum, which covers all the bytes); see ``skips_checks``."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -85,6 +91,8 @@ class DecodeOptions:
 
 
 DEFAULT_OPTIONS = DecodeOptions()
+"""The options used when none are given: pieces run one after another in
+the calling thread, and each codec uses its own gap for merging ranges."""
 
 
 # -- readers -------------------------------------------------------------------
@@ -101,7 +109,9 @@ class ByteReader(Protocol):
 
     def __call__(self, request: ByteRequest | None = None) -> bytes | None: ...
 
-    def read_many(self, requests: Sequence[ByteRequest | None]) -> list[bytes | None]: ...
+    def read_many(self, requests: Sequence[ByteRequest | None]) -> list[bytes | None]:
+        """The bytes of each request, in order, in one batched read (None: the value is missing)."""
+        ...
 
     # Optional: ``size() -> int | None``, the value's length (None: missing)
     # without reading it. A shard checks its index against it before any
@@ -134,6 +144,7 @@ class RangeReader:
         return self.parent(self._translate(request))
 
     def read_many(self, requests: Sequence[ByteRequest | None]) -> list[bytes | None]:
+        """The requests, taken relative to the range, in one batched read of the parent."""
         translated = [self._translate(r) for r in requests]
         read_many = getattr(self.parent, "read_many", None)
         if read_many is not None:
@@ -158,9 +169,11 @@ class BytesReader:
         return None if self.value is None else slice_bytes(self.value, request)
 
     def read_many(self, requests: Sequence[ByteRequest | None]) -> list[bytes | None]:
+        """Each request sliced from the bytes in memory."""
         return [self(r) for r in requests]
 
     def size(self) -> int | None:
+        """The value's length, or None when it is missing."""
         return None if self.value is None else len(self.value)
 
 
@@ -187,6 +200,7 @@ class WholeBytesDecoder:
         return None if value is None else slice_bytes(value, request)
 
     def read_many(self, requests: Sequence[ByteRequest | None]) -> list[bytes | None]:
+        """Each request sliced from the decoded bytes (decoded once, on the first read)."""
         value = self._whole()
         return [None if value is None else slice_bytes(value, r) for r in requests]
 
