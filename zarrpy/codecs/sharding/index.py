@@ -57,6 +57,7 @@ class ShardIndex:
 
     @property
     def nchunks(self) -> int:
+        """Number of inner chunks in the shard (stored or not)."""
         return int(np.prod(self.grid_shape, dtype=np.int64))
 
     def _flat(self) -> np.ndarray:
@@ -79,9 +80,12 @@ class ShardIndex:
         return int(offset), int(nbytes)
 
     def set(self, position: int, offset: int, nbytes: int) -> None:
+        """Record that the inner chunk at flat ``position`` is stored at
+        ``offset`` (bytes from the shard's start) and is ``nbytes`` long."""
         self._flat()[position] = (offset, nbytes)
 
     def clear(self, position: int) -> None:
+        """Mark the inner chunk at flat ``position`` as not stored (it reads as fill)."""
         self._flat()[position] = (EMPTY, EMPTY)
 
     def stored_nbytes(self) -> int:
