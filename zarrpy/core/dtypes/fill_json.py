@@ -106,4 +106,6 @@ def parse_raw(value: Any, nbytes: int) -> bytes:
 
 
 def b64(raw: bytes) -> str:
+    """``raw`` as base64 text: the fill-value JSON of raw and variable-length
+    bytes, as zarr-python writes it."""
     return base64.b64encode(raw).decode("ascii")
