@@ -86,7 +86,10 @@ FLOAT_NAMES: tuple[str, ...] = (
     "float8_e3m4", "float8_e4m3", "float8_e8m0fnu",
     "float6_e2m3fn", "float6_e3m2fn", "float4_e2m1fn",
 )  # fmt: skip
+"""The V3 names of ml_dtypes' small floats (bfloat16, the float8/6/4 kinds),
+as the zarr-extensions registry, tensorstore and zarrs write them."""
 INT_NAMES: tuple[str, ...] = ("int2", "int4", "uint2", "uint4")
+"""The V3 names of ml_dtypes' sub-byte integers."""
 
 # The V2 dtype names tensorstore's "zarr" driver accepts (0.1.86).
 V2_FLOAT_NAMES: tuple[str, ...] = (
@@ -101,6 +104,8 @@ _NUMPY_COMPLEX = {"float32": "complex64", "float64": "complex128"}
 COMPLEX_NAMES: tuple[str, ...] = tuple(
     f"complex_{lane}" for lane in ("float16", "bfloat16", "float32", "float64", *FLOAT_NAMES[1:])
 )
+"""The V3 names ``complex_<lane>`` of complex types (zarrs' names): lanes of
+float16, bfloat16, float32, float64 and each float8/6/4 kind (see the table above)."""
 
 _SIGNED_SUB_BYTE = {"int2", "int4"}
 
