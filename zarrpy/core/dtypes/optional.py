@@ -52,6 +52,7 @@ from .data_type import DataType
 from .family import DataTypeFamily
 
 OPTIONAL = "zarrs.optional"
+"""The V3 name of zarrs' nullable data type (an inner type plus a validity mask)."""
 META_KEY = "zarrpy.optional.inner"
 VALUE, VALID = "value", "valid"
 
