@@ -21,6 +21,7 @@ if TYPE_CHECKING:
     from .data_type import DataType
 
 RAW_BYTES = "raw_bytes"
+"""zarr-python's V3 name for fixed-size raw bytes (numpy ``V<n>``)."""
 MAX_ITEMSIZE = 2**31 - 1
 """The largest element numpy's fixed-size types (``V``, ``S``, ``U``) can have."""
 
