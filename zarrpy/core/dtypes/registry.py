@@ -27,6 +27,7 @@ from ...errors import MetadataError
 from .family import DataTypeFamily
 
 ENTRY_POINT_GROUP = "zarrpy.data_types"
+"""The entry-point group third-party packages register data type families under."""
 
 # Built-in families, in the order numpy dtypes are matched.
 _BUILTIN_FAMILIES: tuple[str, ...] = (
