@@ -50,7 +50,9 @@ from .family import DataTypeFamily
 from .fill_json import b64
 
 STRUCT = "struct"
+"""The V3 name zarrpy writes for structured types (zarr-python 3's current one)."""
 LEGACY_STRUCT = "structured"
+"""zarr-python's earlier V3 name for structured types: read, and kept when rewritten."""
 
 
 def is_struct(dtype: np.dtype) -> bool:
