@@ -17,7 +17,9 @@ if TYPE_CHECKING:
     from .data_type import DataType
 
 STRING_DTYPE = np.dtypes.StringDType()
+"""The numpy dtype variable-length strings read as (numpy 2's ``StringDType``)."""
 BYTES_DTYPE = np.dtype(object)
+"""The numpy dtype variable-length bytes read as (object, holding ``bytes``)."""
 
 
 class VariableLength(DataTypeFamily):
