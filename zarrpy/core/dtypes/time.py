@@ -21,6 +21,7 @@ if TYPE_CHECKING:
 _BASE = {"numpy.datetime64": "datetime64", "numpy.timedelta64": "timedelta64"}
 _NAMES = {"M": "numpy.datetime64", "m": "numpy.timedelta64"}
 UNITS = ("Y", "M", "W", "D", "h", "m", "s", "ms", "us", "ns", "ps", "fs", "as", "generic")
+"""The ``unit`` values a datetime64/timedelta64 configuration may have (numpy's units)."""
 NAT = np.iinfo(np.int64).min
 """The int64 count numpy stores for NaT (zarr-python's fill-value JSON for it)."""
 
