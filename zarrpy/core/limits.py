@@ -32,8 +32,12 @@ MAX_LENGTH = 2**63 - 1
 """The largest length or element count an int64 index can address."""
 
 ENV_VAR = "ZARRPY_MAX_CHUNK_NBYTES"
+"""The environment variable that sets the most bytes one chunk may decode to."""
 DEFAULT_MAX_FIXED_CHUNK_NBYTES = 4 << 30
+"""Without :data:`ENV_VAR`: the most a chunk of a fixed-size type may decode to (4 GiB)."""
 DEFAULT_MAX_VARIABLE_CHUNK_NBYTES = 256 << 20
+"""Without :data:`ENV_VAR`: the most element bytes a chunk of a variable-length
+type may decode to (256 MiB): nothing in its metadata states its size."""
 
 
 def max_chunk_nbytes(*, variable: bool) -> int:
