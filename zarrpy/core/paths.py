@@ -12,8 +12,11 @@ from ..errors import MetadataError
 METADATA_KEY = "zarr.json"
 """A V3 node's document."""
 ZARRAY_KEY = ".zarray"
+"""A V2 array's metadata document."""
 ZGROUP_KEY = ".zgroup"
+"""A V2 group's metadata document."""
 ZATTRS_KEY = ".zattrs"
+"""A V2 node's attributes document."""
 V2_KEYS = (ZARRAY_KEY, ZGROUP_KEY, ZATTRS_KEY)
 """A V2 node's documents."""
 
