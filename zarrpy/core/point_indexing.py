@@ -52,18 +52,22 @@ class PointProjection:
 
     @property
     def chunk_selection(self) -> tuple[np.ndarray, ...]:
+        """The points' coordinates in the chunk, one int array per dimension (a numpy index)."""
         return self.points
 
     @property
     def chunk_block_shape(self) -> Shape:
+        """Shape of the elements taken from the chunk: ``(n,)`` for ``n`` points."""
         return (int(self.points[0].size),)
 
     @property
     def out_selection(self) -> tuple[Any, ...]:
+        """Where the points go in the flattened output: a 1-tuple of positions."""
         return (self.out_positions,)
 
     @property
     def out_block_shape(self) -> Shape:
+        """Shape of the block written to the output: that of :attr:`chunk_block_shape`."""
         return self.chunk_block_shape
 
     @property
@@ -73,6 +77,8 @@ class PointProjection:
 
     @property
     def chunk_dim_selection(self) -> tuple[np.ndarray, ...]:
+        """The smallest orthogonal box holding the points: per dimension, the
+        sorted distinct coordinates (what a partial decoder reads)."""
         if self._box is None:
             self._load_box()
         assert self._box is not None
@@ -80,6 +86,7 @@ class PointProjection:
 
     @property
     def pick(self) -> np.ndarray:
+        """The points' C-order positions in :attr:`chunk_dim_selection`'s box, in point order."""
         if self._pick is None:
             self._load_box()
         assert self._pick is not None
@@ -104,6 +111,7 @@ def with_index_arrays(selection: Any) -> Any:
 
 
 def has_index_arrays(selection: Any) -> bool:
+    """Does ``selection`` (index arrays already numpy) hold an index array in any dimension?"""
     items = selection if isinstance(selection, tuple) else (selection,)
     return any(isinstance(s, np.ndarray) for s in items)
 
@@ -129,6 +137,8 @@ def is_vectorized(selection: Any, ndim: int) -> bool:
 
 
 def is_array_like(item: Any) -> bool:
+    """Is ``item`` an index array to be (a list, tuple, numpy array or anything
+    with ``__array__``), rather than an integer, slice, ``...`` or ``None``?"""
     if isinstance(item, (slice, int, np.generic, str, bytes)) or item is Ellipsis or item is None:
         return False
     return isinstance(item, (list, tuple, np.ndarray)) or hasattr(item, "__array__")
