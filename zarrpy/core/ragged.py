@@ -306,6 +306,7 @@ class RaggedArray:
 
     @property
     def ndim(self) -> int:
+        """Number of dimensions of the outer shape (the vectors' own axis not counted)."""
         return len(self._shape)
 
     @property
