@@ -27,12 +27,14 @@ class RegularChunkGrid:
 
     @property
     def nchunks(self) -> int:
+        """Total number of chunks in the grid."""
         n = 1
         for g in self.grid_shape:
             n *= g
         return n
 
     def all_chunk_coords(self) -> Iterator[ChunkCoords]:
+        """Every chunk's grid coordinates, in C order."""
         return itertools.product(*(range(g) for g in self.grid_shape))
 
     def chunk_region(self, coords: ChunkCoords) -> tuple[slice, ...]:
@@ -42,6 +44,7 @@ class RegularChunkGrid:
         )
 
     def contains(self, coords: ChunkCoords) -> bool:
+        """True when ``coords`` names a chunk of this grid (right length, each in range)."""
         return len(coords) == len(self.shape) and all(0 <= c < g for c, g in zip(coords, self.grid_shape))
 
 
