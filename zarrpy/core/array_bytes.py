@@ -110,6 +110,7 @@ class ArrayBytes:
     # -- accessors -----------------------------------------------------
     @property
     def is_fixed(self) -> bool:
+        """True for a fixed-size chunk (:attr:`array`), False for a variable one (:attr:`offsets`, :attr:`data`)."""
         return self._array is not None
 
     @property
@@ -135,6 +136,7 @@ class ArrayBytes:
 
     @property
     def offsets(self) -> np.ndarray:
+        """A variable chunk's int64 offsets into :attr:`data` (n+1 of them); CodecError for a fixed chunk."""
         self._materialise()
         if self._offsets is None:
             raise CodecError("a fixed-size chunk has no offsets")
@@ -142,6 +144,7 @@ class ArrayBytes:
 
     @property
     def data(self) -> bytes:
+        """A variable chunk's elements, concatenated; CodecError for a fixed chunk."""
         self._materialise()
         if self._data is None:
             raise CodecError("a fixed-size chunk has no variable data")
