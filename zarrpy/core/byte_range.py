@@ -16,6 +16,8 @@ import numpy as np
 
 @dataclass(frozen=True, slots=True)
 class RangeRequest:
+    """Bytes ``[start, end)`` of a value (zarr-python's ``RangeByteRequest``)."""
+
     start: int
     end: int
 
@@ -26,6 +28,8 @@ class RangeRequest:
 
 @dataclass(frozen=True, slots=True)
 class OffsetRequest:
+    """Bytes from ``offset`` to the end of a value (zarr-python's ``OffsetByteRequest``)."""
+
     offset: int
 
     def __post_init__(self) -> None:
@@ -35,6 +39,9 @@ class OffsetRequest:
 
 @dataclass(frozen=True, slots=True)
 class SuffixRequest:
+    """The last ``length`` bytes of a value (zarr-python's ``SuffixByteRequest``);
+    all of it when shorter."""
+
     length: int
 
     def __post_init__(self) -> None:
@@ -43,6 +50,7 @@ class SuffixRequest:
 
 
 ByteRequest: TypeAlias = RangeRequest | OffsetRequest | SuffixRequest
+"""Any one byte-range request; ``None`` where a request is taken means the whole value."""
 
 
 def slice_bytes(value: bytes, request: ByteRequest | None) -> bytes:
