@@ -12,8 +12,11 @@ from .v2 import ArrayMetadataV2, GroupMetadataV2, parse_node_metadata_v2
 from .v3 import ArrayMetadataV3, GroupMetadataV3, parse_node_metadata
 
 ArrayMetadata: TypeAlias = ArrayMetadataV3 | ArrayMetadataV2
+"""An array's metadata in either format."""
 GroupMetadata: TypeAlias = GroupMetadataV3 | GroupMetadataV2
+"""A group's metadata in either format."""
 AnyMetadata: TypeAlias = ArrayMetadataV3 | GroupMetadataV3 | ArrayMetadataV2 | GroupMetadataV2
+"""Any node's metadata: array or group, V3 or V2."""
 
 ARRAY_METADATA = (ArrayMetadataV3, ArrayMetadataV2)
 """For ``isinstance``: an array's metadata, either format."""
