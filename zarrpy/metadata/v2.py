@@ -190,6 +190,7 @@ class ArrayMetadataV2:
     # -- properties ---------------------------------------------------------
     @property
     def ndim(self) -> int:
+        """Number of dimensions."""
         return len(self.shape)
 
     @property
@@ -300,6 +301,7 @@ class GroupMetadataV2:
 
     @classmethod
     def from_bytes(cls, zgroup: bytes, zattrs: bytes | None = None, key: str = ZGROUP_KEY) -> GroupMetadataV2:
+        """Parse stored ``.zgroup`` (and ``.zattrs``) bytes; errors name ``key``."""
         try:
             attrs_key = key[: -len(ZGROUP_KEY)] + ZATTRS_KEY if key.endswith(ZGROUP_KEY) else ZATTRS_KEY
             attrs = None if zattrs is None else parse_json_document(zattrs, attrs_key)
@@ -310,6 +312,7 @@ class GroupMetadataV2:
             raise MetadataError(f"{key!r}: {exc}") from None
 
     def to_json(self) -> dict[str, Any]:
+        """The ``.zgroup`` document (attributes go to ``.zattrs``)."""
         return {"zarr_format": 2}
 
     def to_documents(self) -> dict[str, bytes]:
@@ -317,6 +320,7 @@ class GroupMetadataV2:
         return {ZGROUP_KEY: dump_json_document(self.to_json()), ZATTRS_KEY: dump_json_document(self.attributes)}
 
     def evolve(self, **changes: Any) -> GroupMetadataV2:
+        """A copy with some members replaced (e.g. ``attributes``)."""
         return replace(self, **changes)
 
 
