@@ -49,6 +49,8 @@ class ChunkKeyEncodingSpec:
 
     @classmethod
     def from_json(cls, value: Any) -> ChunkKeyEncodingSpec:
+        """Parse the ``chunk_key_encoding`` member (a name, or ``{"name", "configuration"?}``);
+        MetadataError for an unknown name or separator."""
         name, config, _ = parse_named(value, "chunk_key_encoding", allow_optional=False)
         if name not in _KEY_ENCODING_DEFAULT_SEPARATOR:
             raise MetadataError(
@@ -63,6 +65,7 @@ class ChunkKeyEncodingSpec:
         return cls(name, sep)
 
     def to_json(self) -> dict[str, Any]:
+        """The ``chunk_key_encoding`` member, separator always stated."""
         return {"name": self.name, "configuration": {"separator": self.separator}}
 
 
@@ -152,10 +155,12 @@ class ArrayMetadataV3:
 
     @property
     def ndim(self) -> int:
+        """Number of dimensions."""
         return len(self.shape)
 
     @classmethod
     def from_json(cls, doc: dict[str, Any]) -> ArrayMetadataV3:
+        """Parse and check an array's ``zarr.json`` document (MetadataError naming the bad member)."""
         if doc.get("zarr_format") != 3:
             raise MetadataError(f"zarr_format: expected 3, got {doc.get('zarr_format')!r}")
         if doc.get("node_type") != "array":
@@ -191,6 +196,7 @@ class ArrayMetadataV3:
         )
 
     def to_json(self) -> dict[str, Any]:
+        """The ``zarr.json`` document."""
         doc: dict[str, Any] = {
             "shape": list(self.shape),
             "data_type": self.data_type.to_json(),
@@ -208,6 +214,7 @@ class ArrayMetadataV3:
 
     @classmethod
     def from_bytes(cls, raw: bytes, key: str = "zarr.json") -> ArrayMetadataV3:
+        """Parse stored ``zarr.json`` bytes; errors name ``key``."""
         try:
             return cls.from_json(parse_json_document(raw, key))
         except MetadataError as exc:
@@ -216,6 +223,7 @@ class ArrayMetadataV3:
             raise MetadataError(f"{key!r}: {exc}") from None
 
     def to_bytes(self) -> bytes:
+        """The ``zarr.json`` document as stored (UTF-8 JSON)."""
         return dump_json_document(self.to_json())
 
     def to_documents(self) -> dict[str, bytes]:
@@ -245,6 +253,7 @@ class GroupMetadataV3:
 
     @classmethod
     def from_json(cls, doc: dict[str, Any]) -> GroupMetadataV3:
+        """Parse a group's ``zarr.json`` document (members it does not know are kept in ``extra``)."""
         if doc.get("zarr_format") != 3:
             raise MetadataError(f"zarr_format: expected 3, got {doc.get('zarr_format')!r}")
         if doc.get("node_type") != "group":
@@ -253,11 +262,13 @@ class GroupMetadataV3:
         return cls(attributes=parse_attributes(doc.get("attributes")), extra=extra)
 
     def to_json(self) -> dict[str, Any]:
+        """The ``zarr.json`` document."""
         doc = {"attributes": self.attributes, "zarr_format": 3, "node_type": "group"}
         doc.update(self.extra)
         return doc
 
     def to_bytes(self) -> bytes:
+        """The ``zarr.json`` document as stored (UTF-8 JSON)."""
         return dump_json_document(self.to_json())
 
     def to_documents(self) -> dict[str, bytes]:
@@ -265,6 +276,7 @@ class GroupMetadataV3:
         return {"zarr.json": self.to_bytes()}
 
     def evolve(self, **changes: Any) -> GroupMetadataV3:
+        """A copy with some members replaced (e.g. ``attributes``)."""
         return replace(self, **changes)
 
 
