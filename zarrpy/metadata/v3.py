@@ -223,7 +223,7 @@ class ArrayMetadataV3:
             raise MetadataError(f"{key!r}: {exc}") from None
 
     def to_bytes(self) -> bytes:
-        """The ``zarr.json`` document as stored (UTF-8 JSON)."""
+        """The ``zarr.json`` document as stored (UTF-8 JSON, indented as zarr-python writes it)."""
         return dump_json_document(self.to_json())
 
     def to_documents(self) -> dict[str, bytes]:
@@ -253,7 +253,8 @@ class GroupMetadataV3:
 
     @classmethod
     def from_json(cls, doc: dict[str, Any]) -> GroupMetadataV3:
-        """Parse a group's ``zarr.json`` document (members it does not know are kept in ``extra``)."""
+        """Parse a group's ``zarr.json`` document. Unknown members are kept in
+        ``extra`` when marked ``must_understand: false``, else MetadataError."""
         if doc.get("zarr_format") != 3:
             raise MetadataError(f"zarr_format: expected 3, got {doc.get('zarr_format')!r}")
         if doc.get("node_type") != "group":
@@ -268,7 +269,7 @@ class GroupMetadataV3:
         return doc
 
     def to_bytes(self) -> bytes:
-        """The ``zarr.json`` document as stored (UTF-8 JSON)."""
+        """The ``zarr.json`` document as stored (UTF-8 JSON, indented as zarr-python writes it)."""
         return dump_json_document(self.to_json())
 
     def to_documents(self) -> dict[str, bytes]:
