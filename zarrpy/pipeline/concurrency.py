@@ -38,6 +38,8 @@ def _mark_worker() -> None:
 
 
 def get_pool() -> ThreadPoolExecutor:
+    """The process's chunk thread pool (:func:`max_workers` threads), created
+    on first use and anew in a forked child."""
     global _pool
     if _pool is None:
         with _pool_lock:
