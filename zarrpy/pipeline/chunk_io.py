@@ -100,6 +100,7 @@ class Member:
 
     @property
     def shape(self) -> Shape:
+        """Shape of the chunk's region inside the stored object."""
         return tuple(s.stop - s.start for s in self.selection)
 
 
@@ -147,6 +148,7 @@ class ChunkIO:
     # -- keys ----------------------------------------------------------
     @property
     def shape(self) -> Shape:
+        """The array's shape."""
         return self.metadata.shape
 
     @property
@@ -196,6 +198,8 @@ class ChunkIO:
         return StoredSizes(nobjects, nbytes)
 
     def indexer(self, selection: Any, *, max_arrays: int | None = None) -> OrthogonalIndexer:
+        """An orthogonal indexer of ``selection`` over the stored chunk grid
+        (``max_arrays``: how many dimensions may take index arrays)."""
         return OrthogonalIndexer(selection, self.shape, self.grid.chunk_shape, max_arrays=max_arrays)
 
     def point_indexer(self, selection: Any, *, write: bool = False) -> PointIndexer:
