@@ -287,6 +287,7 @@ class ElementForm:
 
     @property
     def dtype(self) -> np.dtype:
+        """The numpy dtype of the elements users read and write."""
         return self.data_type.numpy
 
     def coerce(self, value: Any, shape: Shape) -> np.ndarray:
