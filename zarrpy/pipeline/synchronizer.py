@@ -22,8 +22,8 @@ from __future__ import annotations
 import hashlib
 import os
 from collections.abc import Callable, Hashable, Iterable, Iterator
-from contextlib import ExitStack, contextmanager
-from typing import Any, Protocol
+from contextlib import AbstractContextManager, ExitStack, contextmanager
+from typing import Protocol
 
 if os.name == "nt":  # pragma: no cover - exercised on Windows only
     import msvcrt
@@ -48,8 +48,23 @@ else:
 class Synchronizer(Protocol):
     """What chunk I/O asks of a synchronizer."""
 
-    def locked(self, token: Hashable, keys: Iterable[str]) -> Any:
+    def locked(self, token: Hashable, keys: Iterable[str]) -> AbstractContextManager[None]:
         """A context manager holding the locks of ``keys`` of the store named by ``token``."""
+        ...
+
+
+class NamedLock(Protocol):
+    """What :class:`LockSynchronizer` needs of a lock: ``acquire()`` blocks
+    until it holds the lock, ``release()`` lets go (``distributed.Lock``,
+    ``multiprocessing`` locks)."""
+
+    def acquire(self) -> object:
+        """Block until the lock is held."""
+        ...
+
+    def release(self) -> object:
+        """Let go of the lock."""
+        ...
 
 
 def _lock_names(token: Hashable, keys: Iterable[str], stripes: int) -> list[str]:
@@ -82,6 +97,7 @@ class ProcessSynchronizer:
 
     @contextmanager
     def locked(self, token: Hashable, keys: Iterable[str]) -> Iterator[None]:
+        """Hold the lock files of ``keys`` (exclusive ``flock``, taken in sorted order) for the block."""
         fds: list[int] = []
         try:
             for name in _lock_names(token, keys, self.stripes):
@@ -113,11 +129,12 @@ class LockSynchronizer:
     pickles when ``make_lock`` does (a class or module-level function).
     """
 
-    def __init__(self, make_lock: Callable[[str], Any], *, prefix: str = "zarrpy-", stripes: int = 4096):
+    def __init__(self, make_lock: Callable[[str], NamedLock], *, prefix: str = "zarrpy-", stripes: int = 4096):
         self.make_lock, self.prefix, self.stripes = make_lock, prefix, stripes
 
     @contextmanager
     def locked(self, token: Hashable, keys: Iterable[str]) -> Iterator[None]:
+        """Hold ``make_lock(name)`` of each of ``keys``' lock names (taken in sorted order) for the block."""
         with ExitStack() as stack:
             for name in _lock_names(token, keys, self.stripes):
                 lock = self.make_lock(self.prefix + name)
@@ -129,4 +146,4 @@ class LockSynchronizer:
         return f"LockSynchronizer({self.make_lock!r})"
 
 
-__all__ = ["LockSynchronizer", "ProcessSynchronizer", "Synchronizer"]
+__all__ = ["LockSynchronizer", "NamedLock", "ProcessSynchronizer", "Synchronizer"]
