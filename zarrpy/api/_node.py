@@ -184,30 +184,37 @@ class Node(Generic[M]):
 
     @property
     def store(self) -> Store:
+        """The store the node lives in."""
         return self._store
 
     @property
     def path(self) -> str:
+        """The node's path in the store, without a leading ``/`` (``""`` for the root)."""
         return self._path
 
     @property
     def name(self) -> str:
+        """The node's name as h5py and zarr-python give it: ``"/" + path``."""
         return "/" + self._path
 
     @property
     def basename(self) -> str:
+        """The last component of :attr:`path` (``""`` for the root)."""
         return self._path.rsplit("/", 1)[-1]
 
     @property
     def metadata(self) -> M:
+        """The node's stored metadata document (V3, or V2 for a V2 node)."""
         return self._metadata
 
     @property
     def read_only(self) -> bool:
+        """True when writes raise ReadOnlyError (opened with ``mode="r"``, or on a read-only store)."""
         return self._read_only
 
     @property
     def zarr_format(self) -> int:
+        """The Zarr format of the node's metadata: 2 or 3."""
         return self._metadata.zarr_format
 
     @property
@@ -269,6 +276,7 @@ class Attributes(MutableMapping[str, Any]):
         self._put(dict(attrs))
 
     def asdict(self) -> dict[str, Any]:
+        """A copy of the attributes as a plain dict (zarr-python's name)."""
         return dict(self._get())
 
     def __repr__(self) -> str:
