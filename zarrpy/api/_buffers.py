@@ -95,6 +95,7 @@ class GrowableArray:
 
     @property
     def dtype(self) -> np.dtype:
+        """The rows' numpy dtype (fixed-size)."""
         return self._dtype
 
     @property
