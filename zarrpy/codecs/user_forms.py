@@ -9,14 +9,55 @@ without importing zarr) all become zarrpy codecs here.
 from __future__ import annotations
 
 import enum
-from typing import Any, Mapping
+from collections.abc import Sequence
+from typing import Any, Literal, Mapping, Protocol, TypeAlias
 
 from ..errors import CodecError, UnknownCodecError
 from .abc import Codec
 from .registry import codec_from_json
 
 
-def codec_from_any(value: Any, what: str | None = None, *, itemsize: int | None = None) -> Codec:
+class NumcodecsCodecLike(Protocol):
+    """A numcodecs codec object, as far as zarrpy looks at it: its
+    ``codec_id`` and ``get_config()`` (numcodecs is not needed to type it)."""
+
+    @property
+    def codec_id(self) -> object:
+        """The numcodecs id, e.g. ``"zlib"``."""
+        ...
+
+    def get_config(self) -> object:
+        """The numcodecs configuration ``{"id": ..., **settings}``."""
+        ...
+
+
+class ZarrPythonCodecLike(Protocol):
+    """A zarr-python codec object, as far as zarrpy looks at it: its
+    ``to_dict()`` V3 JSON (zarr is never imported)."""
+
+    def to_dict(self) -> object:
+        """The codec's V3 JSON object ``{"name", "configuration"?}``."""
+        ...
+
+
+CodecLike: TypeAlias = Codec | str | Mapping[str, object] | NumcodecsCodecLike | ZarrPythonCodecLike
+"""One codec in any form :func:`codec_from_any` takes: a zarrpy codec, a V3
+name or JSON object, numcodecs' ``{"id": ...}`` form or object, or a
+zarr-python codec object."""
+
+FiltersLike: TypeAlias = CodecLike | Sequence[CodecLike] | None
+"""``filters=``: array-to-array codecs, one or a list (None: none), as zarr-python's ``FiltersLike``."""
+
+SerializerLike: TypeAlias = Literal["auto"] | CodecLike
+"""``serializer=``: the array-to-bytes codec, or ``"auto"`` (chosen from the
+data type), as zarr-python's ``SerializerLike``."""
+
+CompressorsLike: TypeAlias = Literal["auto"] | CodecLike | Sequence[CodecLike] | None
+"""``compressors=``: bytes-to-bytes codecs, one or a list; ``"auto"`` (zstd)
+or None (none), as zarr-python's ``CompressorsLike``."""
+
+
+def codec_from_any(value: CodecLike, what: str | None = None, *, itemsize: int | None = None) -> Codec:
     """A zarrpy codec for any form users of zarr-python type.
 
     - a zarrpy :class:`Codec` (returned as is);
@@ -138,4 +179,7 @@ def _plain(value: Any, itemsize: int | None) -> Any:
     return value
 
 
-__all__ = ["codec_from_any"]
+__all__ = [
+    "CodecLike", "CompressorsLike", "FiltersLike", "NumcodecsCodecLike", "SerializerLike", "ZarrPythonCodecLike",
+    "codec_from_any",
+]

@@ -17,9 +17,10 @@ from __future__ import annotations
 
 import binascii
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, TypeAlias
 
 import numpy as np
+import numpy.typing as npt
 
 from ...errors import MetadataError
 from . import registry
@@ -97,7 +98,7 @@ class DataType:
         return cls(name, dtype, family.is_variable_dtype(dtype), family)
 
     @classmethod
-    def from_numpy(cls, dtype: Any) -> DataType:
+    def from_numpy(cls, dtype: DTypeLike) -> DataType:
         """The data type for a numpy dtype (or anything ``np.dtype`` accepts, or a V3 name)."""
         if isinstance(dtype, DataType):
             return dtype
@@ -171,4 +172,10 @@ class DataType:
         return self.family.dtype_to_v2(self)
 
 
-__all__ = ["DataType"]
+DTypeLike: TypeAlias = npt.DTypeLike | DataType | dict[str, Any]
+"""What a ``dtype=`` argument takes (:meth:`DataType.from_numpy`): anything
+``numpy.dtype`` accepts, ``str``/``bytes`` for variable-length strings and
+bytes, a V3 data type name (``"bfloat16"``, ``"string"``), a V3 ``data_type``
+JSON object, or a :class:`DataType`."""
+
+__all__ = ["DTypeLike", "DataType"]
