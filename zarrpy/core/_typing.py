@@ -7,9 +7,9 @@ zarr-python's where it has one.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from types import EllipsisType
-from typing import Any, SupportsIndex, TypeAlias
+from typing import Any, Literal, SupportsIndex, TypeAlias
 
 import numpy as np
 import numpy.typing as npt
@@ -28,6 +28,19 @@ ChunkCoords: TypeAlias = tuple[int, ...]
 ShapeLike: TypeAlias = SupportsIndex | Sequence[SupportsIndex]
 """A shape as users give it: an int (1-D) or a sequence of ints, numpy
 integers included (zarr-python's ``ShapeLike``)."""
+
+ChunksLike: TypeAlias = SupportsIndex | Sequence[SupportsIndex | None] | Literal["auto"] | None
+"""``chunks=``: a chunk shape (an int for every dimension; ``-1`` or None in a
+dimension: the whole length), or ``"auto"``/None for about 1 MiB chunks."""
+
+ShardsLike: TypeAlias = SupportsIndex | Sequence[SupportsIndex] | Mapping[str, object] | None
+"""``shards=``: a shard shape (multiples of the chunk shape; an int for every
+dimension), zarr-python's ``{"shape": ..., "index_location": ...}``, or None (not sharded)."""
+
+ArrayValueLike: TypeAlias = npt.ArrayLike | Sequence[object] | None
+"""Values to write: a numpy array, anything ``numpy.asarray`` takes (a scalar,
+nested lists, a zarrpy Array), a :class:`~zarrpy.RaggedArray`; for optional
+(nullable) types None, alone or in a list, is a missing element."""
 
 IntArrayLike: TypeAlias = Sequence[SupportsIndex] | Sequence[Sequence[SupportsIndex]] | npt.NDArray[np.integer[Any]]
 """Integer positions along one dimension (a list or an integer array)."""
