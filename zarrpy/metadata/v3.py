@@ -10,7 +10,8 @@ from __future__ import annotations
 import marshal
 import threading
 from dataclasses import dataclass, field, replace
-from typing import Any
+from collections.abc import Mapping
+from typing import Any, TypeAlias
 
 import numpy as np
 
@@ -67,6 +68,12 @@ class ChunkKeyEncodingSpec:
     def to_json(self) -> dict[str, Any]:
         """The ``chunk_key_encoding`` member, separator always stated."""
         return {"name": self.name, "configuration": {"separator": self.separator}}
+
+
+ChunkKeyEncodingLike: TypeAlias = ChunkKeyEncodingSpec | str | Mapping[str, object] | None
+"""``chunk_key_encoding=``: a :class:`ChunkKeyEncodingSpec`, a name (``"default"``,
+``"v2"``), the V3 JSON object, or zarr-python's ``{"name": ..., "separator": ...}``;
+None is ``default`` with ``/``."""
 
 
 def _parse_chunk_grid(value: Any, ndim: int) -> tuple[int, ...]:
@@ -395,4 +402,4 @@ class _ParsedArrays:
 _parsed_arrays = _ParsedArrays()
 
 
-__all__ = ["ArrayMetadataV3", "ChunkKeyEncodingSpec", "GroupMetadataV3", "parse_node_metadata"]
+__all__ = ["ArrayMetadataV3", "ChunkKeyEncodingLike", "ChunkKeyEncodingSpec", "GroupMetadataV3", "parse_node_metadata"]
