@@ -9,6 +9,7 @@ passed to fsspec. Modes follow zarr-python: ``r`` read-only, ``r+`` read/write
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
 from ._array import Array
@@ -22,6 +23,11 @@ from ..metadata.nodes import ARRAY_METADATA
 from ..errors import NodeExistsError, NodeNotFoundError
 from ..stores import store_from_url
 from ..stores.abc import Store
+from ..stores._store_like import StoreLike
+from ..codecs.user_forms import CompressorsLike, FiltersLike, SerializerLike
+from ..core._typing import ArrayValueLike, ChunksLike, ShapeLike, ShardsLike
+from ..core.dtypes.data_type import DTypeLike
+from ..metadata.v3 import ChunkKeyEncodingLike
 
 _MODES = ("r", "r+", "a", "w", "w-")
 
@@ -36,7 +42,7 @@ def _check_mode(mode: str) -> None:
         raise ValueError(f"mode must be one of {_MODES}, got {mode!r}")
 
 
-def _store(store: Any, storage_options: dict[str, Any] | None, mode: str = "a") -> Store:
+def _store(store: StoreLike, storage_options: dict[str, Any] | None, mode: str = "a") -> Store:
     return store_from_url(store, storage_options=storage_options, read_only=(mode == "r"))
 
 
@@ -50,25 +56,25 @@ def _refuse_other_format(store: Store, path: str, zarr_format: int | None) -> No
 
 
 def create_array(
-    store: Any,
+    store: StoreLike,
     *,
     name: str | None = None,
-    shape: Any = None,
-    dtype: Any = None,
-    chunks: Any = "auto",
-    shards: Any = None,
-    filters: Any = None,
-    compressors: Any = "auto",
-    serializer: Any = "auto",
+    shape: ShapeLike | None = None,
+    dtype: DTypeLike | None = None,
+    chunks: ChunksLike = "auto",
+    shards: ShardsLike = None,
+    filters: FiltersLike = None,
+    compressors: CompressorsLike = "auto",
+    serializer: SerializerLike = "auto",
     fill_value: Any = None,
     zarr_format: int = 3,
     attributes: dict[str, Any] | None = None,
-    dimension_names: Any = None,
-    chunk_key_encoding: Any = None,
+    dimension_names: Sequence[str | None] | None = None,
+    chunk_key_encoding: ChunkKeyEncodingLike = None,
     storage_options: dict[str, Any] | None = None,
     overwrite: bool = False,
     write_empty_chunks: bool = False,
-    data: Any = None,
+    data: ArrayValueLike = None,
     order: str | None = None,
     dimension_separator: str | None = None,
     cache: Cache | None = None,
@@ -99,7 +105,7 @@ def create_array(
 
 
 def open_array(
-    store: Any,
+    store: StoreLike,
     *,
     mode: str = "r",
     path: str | None = None,
@@ -146,7 +152,7 @@ def open_array(
 
 
 def open_group(
-    store: Any = None,
+    store: StoreLike | None = None,
     *,
     mode: str = "a",
     path: str | None = None,
@@ -188,7 +194,7 @@ def open_group(
                                 cache=cache, synchronizer=synchronizer)
 
 
-def create_group(store: Any, *, path: str | None = None, attributes: dict[str, Any] | None = None,
+def create_group(store: StoreLike, *, path: str | None = None, attributes: dict[str, Any] | None = None,
                  overwrite: bool = False, storage_options: dict[str, Any] | None = None,
                  zarr_format: int = 3) -> Group:
     """Create a new group (``overwrite=True`` replaces an existing node)."""
@@ -197,7 +203,7 @@ def create_group(store: Any, *, path: str | None = None, attributes: dict[str, A
 
 
 def open(
-    store: Any = None,
+    store: StoreLike | None = None,
     *,
     mode: str = "a",
     path: str | None = None,
