@@ -11,16 +11,22 @@ V3 chain) are accepted beside ``filters``/``serializer``/``compressors``.
 from __future__ import annotations
 
 import math
-from typing import Any
+from collections.abc import Sequence
+from typing import Any, Literal
 
 import numpy as np
+import numpy.typing as npt
 
 from ._array import Array
 from ._group import Group
 from ._create import as_data_array, compressors_argument, infer_dtype, user_shape
 from ._open import create_array, open_group
 from ..codecs.abc import ArrayToArrayCodec, ArrayToBytesCodec, BytesToBytesCodec
-from ..codecs.user_forms import codec_from_any
+from ..codecs.user_forms import CodecLike, CompressorsLike, FiltersLike, SerializerLike, codec_from_any
+from ..core._typing import ArrayValueLike, ChunksLike, ShapeLike, ShardsLike
+from ..core.dtypes.data_type import DTypeLike
+from ..metadata.v3 import ChunkKeyEncodingLike
+from ..stores._store_like import StoreLike
 from ..core.dtypes import DataType
 from ..metadata.v2 import ArrayMetadataV2
 from ..metadata.v3 import ArrayMetadataV3
@@ -35,20 +41,20 @@ def _is(value: Any, word: str) -> bool:
 
 
 def create(
-    shape: Any,
+    shape: ShapeLike,
     *,
-    store: Any = None,
+    store: StoreLike | None = None,
     path: str | None = None,
     name: str | None = None,
-    dtype: Any = None,
-    chunks: Any = None,
-    chunk_shape: Any = None,
+    dtype: DTypeLike | None = None,
+    chunks: ChunksLike = None,
+    chunk_shape: ChunksLike = None,
     fill_value: Any = None,
-    compressor: Any = "auto",
-    compressors: Any = "auto",
-    filters: Any = None,
-    serializer: Any = "auto",
-    codecs: Any = None,
+    compressor: Literal["auto"] | CodecLike | None = "auto",
+    compressors: CompressorsLike = "auto",
+    filters: FiltersLike = None,
+    serializer: SerializerLike = "auto",
+    codecs: CodecLike | Sequence[CodecLike] | None = None,
     **kwargs: Any,
 ) -> Array:
     """Create an array (zarr-python's ``zarr.create``).
@@ -84,7 +90,7 @@ def create(
     )
 
 
-def _split_chain(codecs: Any) -> tuple[list[ArrayToArrayCodec], ArrayToBytesCodec, list[BytesToBytesCodec]]:
+def _split_chain(codecs: CodecLike | Sequence[CodecLike]) -> tuple[list[ArrayToArrayCodec], ArrayToBytesCodec, list[BytesToBytesCodec]]:
     """A V3 chain (codec objects or JSON) as (filters, serializer, compressors)."""
     items = codecs if isinstance(codecs, (list, tuple)) else [codecs]
     parsed = [codec_from_any(c, f"codecs[{i}]") for i, c in enumerate(items)]
@@ -96,22 +102,22 @@ def _split_chain(codecs: Any) -> tuple[list[ArrayToArrayCodec], ArrayToBytesCode
     return filters, serializers[0], compressors
 
 
-def empty(shape: Any, **kwargs: Any) -> Array:
+def empty(shape: ShapeLike, **kwargs: Any) -> Array:
     """A new array whose unwritten parts read as the fill value (0 unless given)."""
     return create(shape, **kwargs)
 
 
-def zeros(shape: Any, **kwargs: Any) -> Array:
+def zeros(shape: ShapeLike, **kwargs: Any) -> Array:
     """A new array of zeros (fill value 0; nothing is stored until written)."""
     return create(shape, fill_value=0, **kwargs)
 
 
-def ones(shape: Any, **kwargs: Any) -> Array:
+def ones(shape: ShapeLike, **kwargs: Any) -> Array:
     """A new array of ones (fill value 1; nothing is stored until written)."""
     return create(shape, fill_value=1, **kwargs)
 
 
-def full(shape: Any, fill_value: Any, **kwargs: Any) -> Array:
+def full(shape: ShapeLike, fill_value: Any, **kwargs: Any) -> Array:
     """A new array that reads ``fill_value`` everywhere until written."""
     return create(shape, fill_value=fill_value, **kwargs)
 
@@ -168,22 +174,22 @@ def _same_data_type(a: Any, b: Any) -> bool:
     return DataType.from_numpy(a).name == DataType.from_numpy(b).name
 
 
-def empty_like(a: Any, *, zarr_format: int | None = None, **kwargs: Any) -> Array:
+def empty_like(a: npt.ArrayLike, *, zarr_format: int | None = None, **kwargs: Any) -> Array:
     """An empty array like ``a`` (shape, chunks, dtype and, for a zarrpy Array, codecs)."""
     return empty(**_like(a, zarr_format, kwargs))
 
 
-def zeros_like(a: Any, *, zarr_format: int | None = None, **kwargs: Any) -> Array:
+def zeros_like(a: npt.ArrayLike, *, zarr_format: int | None = None, **kwargs: Any) -> Array:
     """An array of zeros like ``a``."""
     return zeros(**_like(a, zarr_format, kwargs, fill=False))
 
 
-def ones_like(a: Any, *, zarr_format: int | None = None, **kwargs: Any) -> Array:
+def ones_like(a: npt.ArrayLike, *, zarr_format: int | None = None, **kwargs: Any) -> Array:
     """An array of ones like ``a``."""
     return ones(**_like(a, zarr_format, kwargs, fill=False))
 
 
-def full_like(a: Any, *, zarr_format: int | None = None, **kwargs: Any) -> Array:
+def full_like(a: npt.ArrayLike, *, zarr_format: int | None = None, **kwargs: Any) -> Array:
     """An array like ``a`` filled with ``fill_value`` (``a``'s own by default)."""
     like = _like(a, zarr_format, kwargs)
     if "fill_value" not in like:
@@ -191,7 +197,7 @@ def full_like(a: Any, *, zarr_format: int | None = None, **kwargs: Any) -> Array
     return full(**like)
 
 
-def array(data: Any, **kwargs: Any) -> Array:
+def array(data: ArrayValueLike, **kwargs: Any) -> Array:
     """A new array holding ``data`` (zarr-python's ``zarr.array``).
 
     Shape, dtype (and chunks, for a chunked source) come from ``data``; the
@@ -203,32 +209,32 @@ def array(data: Any, **kwargs: Any) -> Array:
         if "path" in kwargs:
             kwargs["name"] = kwargs.pop("path")
         return from_array({} if store is None else store, data=data, **kwargs)
-    if not (hasattr(data, "shape") and hasattr(data, "dtype")):
-        data = as_data_array(data)
-    kwargs.setdefault("dtype", infer_dtype(data))  # text and bytes: variable-length types
-    kwargs.setdefault("chunks", _like_args(data, None).get("chunks"))
-    out = create(data.shape, **kwargs)
-    _copy(out, data)
+    # Any array-like with shape and dtype (dask, xarray...) is read block by block as it is.
+    source: Any = data if hasattr(data, "shape") and hasattr(data, "dtype") else as_data_array(data)
+    kwargs.setdefault("dtype", infer_dtype(source))  # text and bytes: variable-length types
+    kwargs.setdefault("chunks", _like_args(source, None).get("chunks"))
+    out = create(source.shape, **kwargs)
+    _copy(out, source)
     return out
 
 
 def from_array(
-    store: Any,
+    store: StoreLike,
     *,
-    data: Any,
+    data: npt.ArrayLike,
     write_data: bool = True,
     name: str | None = None,
-    chunks: Any = "keep",
-    shards: Any = "keep",
-    filters: Any = "keep",
-    compressors: Any = "keep",
-    serializer: Any = "keep",
+    chunks: ChunksLike | Literal["keep"] = "keep",
+    shards: ShardsLike | Literal["keep"] = "keep",
+    filters: FiltersLike | Literal["keep"] = "keep",
+    compressors: CompressorsLike | Literal["keep"] = "keep",
+    serializer: SerializerLike | Literal["keep"] = "keep",
     fill_value: Any = None,
     order: str | None = None,
     zarr_format: int | None = None,
     attributes: dict[str, Any] | None = None,
-    chunk_key_encoding: Any = None,
-    dimension_names: Any = None,
+    chunk_key_encoding: ChunkKeyEncodingLike = None,
+    dimension_names: Sequence[str | None] | None = None,
     storage_options: dict[str, Any] | None = None,
     overwrite: bool = False,
     write_empty_chunks: bool = False,
@@ -243,8 +249,9 @@ def from_array(
     source = data if isinstance(data, Array) else None
     if source is None and not (hasattr(data, "shape") and hasattr(data, "dtype")):
         data = as_data_array(data)
-    keep = {"chunks": chunks, "shards": shards, "filters": filters, "compressors": compressors,
-            "serializer": serializer}
+    values: Any = data  # an array-like with shape and dtype from here on
+    keep: dict[str, Any] = {"chunks": chunks, "shards": shards, "filters": filters, "compressors": compressors,
+                            "serializer": serializer}
     if source is not None:
         zarr_format = zarr_format or source.zarr_format
         same_format = zarr_format == source.zarr_format
@@ -268,20 +275,20 @@ def from_array(
         zarr_format = zarr_format or 3
         settings = {k: (_DEFAULTS[k] if _is(v, "keep") else v) for k, v in keep.items()}
         if _is(chunks, "keep"):
-            like_chunks = _like_args(data, None).get("chunks")
+            like_chunks = _like_args(values, None).get("chunks")
             settings["chunks"] = like_chunks if like_chunks is not None else "auto"
     extra: dict[str, Any] = {"order": order} if zarr_format == 2 else {}
     if zarr_format == 2 and chunk_key_encoding is not None:
         raise TypeError("from_array: chunk_key_encoding= is a Zarr V3 option")
     out = create_array(
-        store, name=name, shape=data.shape, dtype=source.dtype if source is not None else infer_dtype(data),
+        store, name=name, shape=values.shape, dtype=source.dtype if source is not None else infer_dtype(values),
         fill_value=fill_value, zarr_format=zarr_format, attributes=attributes,
         chunk_key_encoding=chunk_key_encoding, dimension_names=dimension_names,
         storage_options=storage_options, overwrite=overwrite, write_empty_chunks=write_empty_chunks,
         **settings, **extra,
     )
     if write_data:
-        _copy(out, data)
+        _copy(out, values)
     return out
 
 
@@ -316,7 +323,7 @@ def _copy_regions(out: Array) -> list[tuple[slice, ...]]:
 
 
 def group(
-    store: Any = None,
+    store: StoreLike | None = None,
     *,
     overwrite: bool = False,
     path: str | None = None,
@@ -330,7 +337,7 @@ def group(
                       zarr_format=zarr_format, attributes=attributes, storage_options=storage_options)
 
 
-def open_consolidated(store: Any, *, use_consolidated: bool = True, **kwargs: Any) -> Group:
+def open_consolidated(store: StoreLike, *, use_consolidated: bool = True, **kwargs: Any) -> Group:
     """Open a group from its consolidated metadata (an error if it has none)."""
     if use_consolidated is not True:
         raise TypeError("open_consolidated needs use_consolidated=True; "
