@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
-from typing import Any, Callable, Iterator, Mapping
+from typing import Any, Callable, Iterator, Mapping, TypeVar, overload
 
 import numpy as np
+import numpy.typing as npt
 
 from ._create import create_array_at, node_exists, prepare_node, user_shape
 from ._node import (
@@ -17,7 +18,9 @@ from ._node import (
     write_metadata,
 )
 from ._array import Array
+from ..core._typing import ShapeLike
 from ..core.dtypes import DataType
+from ..core.dtypes.data_type import DTypeLike
 from ._info import GroupInfo
 from ..core.paths import join_key, names_a_document, normalize_path
 from ..errors import MetadataError, NodeExistsError, NodeNotFoundError, ReadOnlyError
@@ -37,6 +40,8 @@ from ..pipeline.cache_hook import ChunkCache
 from ..pipeline.synchronizer import Synchronizer
 from ..stores import store_from_url
 from ..stores.abc import READ_ONLY_HINT, Store
+
+_T = TypeVar("_T")
 
 
 class Group(Node[GroupMetadata]):
@@ -94,6 +99,9 @@ class Group(Node[GroupMetadata]):
         cls, store: Store, path: str = "", *, attributes: dict[str, Any] | None = None, overwrite: bool = False,
         zarr_format: int = 3, cache: ChunkCache | None = None, synchronizer: Synchronizer | None = None,
     ) -> Group:
+        """Create a group at ``path`` of ``store`` and return it (``overwrite=True``
+        replaces a node that is there; else NodeExistsError). Users call
+        :func:`zarrpy.create_group` or :meth:`create_group`, which take URLs too."""
         if zarr_format not in (2, 3):
             raise ValueError(f"zarr_format must be 2 or 3, got {zarr_format!r}")
         group_cls = GroupMetadataV3 if zarr_format == 3 else GroupMetadataV2
@@ -105,6 +113,7 @@ class Group(Node[GroupMetadata]):
 
     @property
     def metadata(self) -> GroupMetadata:
+        """The group's stored metadata document (V3, or V2 for a V2 group)."""
         return self._metadata
 
     @property
@@ -173,7 +182,13 @@ class Group(Node[GroupMetadata]):
     def __iter__(self) -> Iterator[str]:
         return iter(self.keys())
 
-    def get(self, name: str, default: Any = None) -> Array | Group | Any:
+    @overload
+    def get(self, name: str) -> Array | Group | None: ...
+
+    @overload
+    def get(self, name: str, default: _T) -> Array | Group | _T: ...
+
+    def get(self, name: str, default: object = None) -> object:
         """The member at ``name`` (a relative path), or ``default`` if there is none."""
         if names_a_document(name):
             return default
@@ -182,7 +197,7 @@ class Group(Node[GroupMetadata]):
         except KeyError:
             return default
 
-    def __setitem__(self, name: str, value: Any) -> None:
+    def __setitem__(self, name: str, value: npt.ArrayLike) -> None:
         """``g["x"] = data`` stores ``data`` as a new array ``x`` with default
         settings, replacing any node there (as zarr-python does)."""
         if isinstance(value, (Group, Mapping)):
@@ -216,6 +231,7 @@ class Group(Node[GroupMetadata]):
         return len(self.keys())
 
     def keys(self) -> list[str]:
+        """Names of the direct members (arrays and groups), sorted."""
         return [name for name, _ in self.members()]
 
     def members(self, max_depth: int | None = 0) -> tuple[tuple[str, Array | Group], ...]:
@@ -233,34 +249,42 @@ class Group(Node[GroupMetadata]):
         return tuple((rel, self._node(rel, meta)) for rel, meta in sorted(found, key=lambda item: item.rel))
 
     def arrays(self) -> tuple[tuple[str, Array], ...]:
+        """The direct member arrays as ``(name, array)`` pairs, sorted by name."""
         return tuple((n, m) for n, m in self.members() if isinstance(m, Array))
 
     def groups(self) -> tuple[tuple[str, Group], ...]:
+        """The direct member groups as ``(name, group)`` pairs, sorted by name."""
         return tuple((n, m) for n, m in self.members() if isinstance(m, Group))
 
     def array_keys(self) -> list[str]:
+        """Names of the direct member arrays, sorted."""
         return [n for n, _ in self.arrays()]
 
     def group_keys(self) -> list[str]:
+        """Names of the direct member groups, sorted."""
         return [n for n, _ in self.groups()]
 
     def create_group(self, name: str, *, attributes: dict[str, Any] | None = None, overwrite: bool = False) -> Group:
+        """Create the child group ``name`` (a relative path) in this group's
+        format; NodeExistsError if a node is there, unless ``overwrite``."""
         self._check_writable()
         self._consolidated = None  # the snapshot no longer describes the hierarchy
         return Group.create(self._store, self._child_path(name), attributes=attributes, overwrite=overwrite,
                             zarr_format=self.zarr_format)
 
-    def require_group(self, name: str, **kwargs: Any) -> Group:
-        """Open the child group ``name``, creating it if it does not exist."""
+    def require_group(self, name: str, *, attributes: dict[str, Any] | None = None,
+                      overwrite: bool = False) -> Group:
+        """Open the child group ``name``, creating it (with ``attributes``) if
+        it does not exist; NodeExistsError if an array is there."""
         try:
             node = self[name]
         except KeyError:
-            return self.create_group(name, **kwargs)
+            return self.create_group(name, attributes=attributes, overwrite=overwrite)
         if not isinstance(node, Group):
             raise NodeExistsError(f"{location(self._store, node.path)} is an array, not a group")
         return node
 
-    def require_array(self, name: str, *, shape: Any, dtype: Any = None, exact: bool = False,
+    def require_array(self, name: str, *, shape: ShapeLike, dtype: DTypeLike | None = None, exact: bool = False,
                       **kwargs: Any) -> Array:
         """The array ``name`` if it exists with this shape and a compatible dtype
         (the same one if ``exact``), else a new one made from these arguments.
@@ -280,7 +304,7 @@ class Group(Node[GroupMetadata]):
         return node
 
     def create_array(self, name: str, *, overwrite: bool = False, write_empty_chunks: bool = False,
-                     data: Any = None, **kwargs: Any) -> Array:
+                     data: npt.ArrayLike | None = None, **kwargs: Any) -> Array:
         """Create an array named ``name``; arguments as :func:`zarrpy.create_array`."""
         self._check_writable()
         self._consolidated = None  # the snapshot no longer describes the hierarchy
@@ -302,12 +326,12 @@ class Group(Node[GroupMetadata]):
         return "\n".join(lines)
 
 
-def _dtype_matches(array: Array, dtype: Any, exact: bool) -> bool:
+def _dtype_matches(array: Array, dtype: DTypeLike, exact: bool) -> bool:
     """May ``array`` serve where ``dtype`` is asked for? Variable-length types
     must be the same type; numbers must be equal (``exact``) or castable."""
     if array.dtype.kind in "TO":
         return DataType.from_numpy(dtype).name == array._v3.data_type.name
-    wanted = np.dtype(dtype)
+    wanted = DataType.from_numpy(dtype).numpy if isinstance(dtype, (DataType, dict)) else np.dtype(dtype)
     return array.dtype == wanted if exact else bool(np.can_cast(array.dtype, wanted))
 
 
