@@ -43,6 +43,7 @@ if TYPE_CHECKING:
     from ._cache import Cache
 
 PERSISTENT_KEY = "__persistent_key__"
+"""The :attr:`VirtualArray.parameters` entry that names the data in a cache (awkward's name)."""
 
 
 class SlicedClosure:
@@ -134,10 +135,12 @@ class VirtualArray(NDArrayOperatorsMixin):
     # -- description (never materialises) ------------------------------
     @property
     def closure(self) -> Callable[[], Any]:
+        """The function that makes the data (a :class:`SlicedClosure` for a sliced array)."""
         return self._closure
 
     @property
     def shape(self) -> Shape:
+        """The data's shape, known without materialising."""
         return self._shape
 
     @property
@@ -147,10 +150,12 @@ class VirtualArray(NDArrayOperatorsMixin):
 
     @property
     def ndim(self) -> int:
+        """Number of dimensions."""
         return len(self._shape)
 
     @property
     def size(self) -> int:
+        """Number of elements."""
         return int(np.prod(self._shape, dtype=np.int64))
 
     @property
@@ -166,6 +171,8 @@ class VirtualArray(NDArrayOperatorsMixin):
 
     @property
     def persistent_key(self) -> Hashable | None:
+        """The key the data is cached under (``parameters["__persistent_key__"]``);
+        None for a sliced array or a root without a cache and no key given."""
         key: Hashable | None = self._parameters[PERSISTENT_KEY]
         return key
 
@@ -208,6 +215,9 @@ class VirtualArray(NDArrayOperatorsMixin):
 
     # -- lazy selections -----------------------------------------------
     def __getitem__(self, key: Any) -> Any:
+        """A single-level selection (slice, field name, ``None``, 1-D mask or
+        index array on the first axis) gives a new VirtualArray and reads
+        nothing; any other key materialises and returns the data's ``[key]``."""
         if isinstance(key, VirtualArray):
             key = key.materialize()
         step = Step.parse(key, self._shape, self._dtype)
@@ -308,25 +318,32 @@ class VirtualArray(NDArrayOperatorsMixin):
         return bool(np.asarray(self))
 
     def tolist(self) -> Any:
+        """The materialised data as nested Python lists (numpy's ``tolist``)."""
         data = self.materialize()
         return data.to_list() if hasattr(data, "to_list") else data.tolist()
 
     def sum(self, *args: Any, **kwargs: Any) -> Any:
+        """``numpy.sum`` of the materialised data (same arguments)."""
         return np.sum(np.asarray(self), *args, **kwargs)
 
     def mean(self, *args: Any, **kwargs: Any) -> Any:
+        """``numpy.mean`` of the materialised data (same arguments)."""
         return np.mean(np.asarray(self), *args, **kwargs)
 
     def min(self, *args: Any, **kwargs: Any) -> Any:
+        """``numpy.min`` of the materialised data (same arguments)."""
         return np.min(np.asarray(self), *args, **kwargs)
 
     def max(self, *args: Any, **kwargs: Any) -> Any:
+        """``numpy.max`` of the materialised data (same arguments)."""
         return np.max(np.asarray(self), *args, **kwargs)
 
     def any(self, *args: Any, **kwargs: Any) -> Any:
+        """``numpy.any`` of the materialised data (same arguments)."""
         return np.any(np.asarray(self), *args, **kwargs)
 
     def all(self, *args: Any, **kwargs: Any) -> Any:
+        """``numpy.all`` of the materialised data (same arguments)."""
         return np.all(np.asarray(self), *args, **kwargs)
 
     # -- pickling ---------------------------------------------------------
