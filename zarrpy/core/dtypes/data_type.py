@@ -17,12 +17,13 @@ from __future__ import annotations
 
 import binascii
 from dataclasses import dataclass, field
-from typing import Any, TypeAlias
+from typing import Any, TypeAlias, cast
 
 import numpy as np
 import numpy.typing as npt
 
 from ...errors import MetadataError
+from .._typing import JSON
 from . import registry
 from .family import DataTypeFamily
 
@@ -69,7 +70,7 @@ class DataType:
 
     # -- construction -------------------------------------------------
     @classmethod
-    def from_json(cls, obj: Any) -> DataType:
+    def from_json(cls, obj: JSON) -> DataType:
         """Parse a V3 ``data_type`` member (a name or ``{"name": …, "configuration": …}``)."""
         config: dict[str, Any] | None = None
         if isinstance(obj, dict):
@@ -103,7 +104,7 @@ class DataType:
         if isinstance(dtype, DataType):
             return dtype
         if isinstance(dtype, dict):  # a V3 data_type member, e.g. {"name": "zarrs.optional", ...}
-            return cls.from_json(dtype)
+            return cls.from_json(cast("dict[str, Any]", dtype))  # numpy's {"names", "formats"} form is refused there
         if dtype is str or dtype == "str":
             return cls.from_json("string")
         if dtype is bytes or (isinstance(dtype, str) and dtype in ("bytes", "binary")):
@@ -147,14 +148,14 @@ class DataType:
         """The fill value used when none is given (zero / False / empty / NaT)."""
         return self.family.default_fill(self)
 
-    def fill_from_json(self, value: Any) -> Any:
+    def fill_from_json(self, value: JSON) -> Any:
         """Decode a ``fill_value`` JSON member into a scalar of this type."""
         try:
             return self.family.fill_from_json(self, value)
         except (*_FILL_ERRORS, MetadataError) as exc:
             raise MetadataError(f"fill_value: {value!r} is not valid for data type {self.name!r}: {exc}") from None
 
-    def fill_to_json(self, value: Any) -> Any:
+    def fill_to_json(self, value: Any) -> JSON:
         """Encode a fill value (anything the type can cast) as JSON."""
         return self.family.fill_to_json(self, self.coerce_fill(value))
 

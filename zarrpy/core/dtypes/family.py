@@ -41,6 +41,7 @@ from typing import TYPE_CHECKING, Any, ClassVar
 import numpy as np
 
 from ...errors import MetadataError
+from .._typing import JSON
 
 if TYPE_CHECKING:
     from .data_type import DataType
@@ -111,11 +112,11 @@ class DataTypeFamily(ABC):
     # -- fill values ----------------------------------------------------------
 
     @abstractmethod
-    def fill_from_json(self, data_type: DataType, value: Any) -> Any:
+    def fill_from_json(self, data_type: DataType, value: JSON) -> Any:
         """Decode a V3 ``fill_value`` JSON member into a scalar of the type."""
 
     @abstractmethod
-    def fill_to_json(self, data_type: DataType, value: Any) -> Any:
+    def fill_to_json(self, data_type: DataType, value: Any) -> JSON:
         """Encode a fill value (already coerced) as V3 JSON."""
 
     def default_fill(self, data_type: DataType) -> Any:
@@ -150,12 +151,12 @@ class DataTypeFamily(ABC):
         """The V2 ``dtype`` member, or None when only the numpy typestr applies (default)."""
         return None
 
-    def fill_from_v2(self, data_type: DataType, value: Any) -> Any:
+    def fill_from_v2(self, data_type: DataType, value: JSON) -> Any:
         """Decode a non-null V2 ``fill_value`` of a type with its own V2 name
         (default: as :meth:`fill_from_json`)."""
         return self.fill_from_json(data_type, value)
 
-    def fill_to_v2(self, data_type: DataType, value: Any) -> Any:
+    def fill_to_v2(self, data_type: DataType, value: Any) -> JSON:
         """Encode a fill value (already coerced) as V2 JSON (default: as :meth:`fill_to_json`)."""
         return self.fill_to_json(data_type, value)
 
