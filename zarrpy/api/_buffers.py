@@ -21,8 +21,9 @@ from collections.abc import Iterable, Iterator
 from typing import Any, ClassVar
 
 import numpy as np
+import numpy.typing as npt
 
-from ..core._typing import Shape
+from ..core._typing import Selection, Shape
 from ..core.array_bytes import ArrayBytes
 from ..core.ragged import RaggedArray
 from ..errors import BoundsCheckError, SelectionError
@@ -67,7 +68,7 @@ class GrowableArray:
 
     __slots__ = ("_dtype", "_reallocations", "_shape_tail", "_size", "_storage")
 
-    def __init__(self, dtype: Any, capacity: int = 0, shape_tail: Iterable[int] = ()):
+    def __init__(self, dtype: npt.DTypeLike, capacity: int = 0, shape_tail: Iterable[int] = ()):
         self._dtype = _fixed_dtype(dtype)
         self._shape_tail: Shape = _check_tail(shape_tail)
         self._storage = np.empty((_count(capacity, "capacity"), *self._shape_tail), dtype=self._dtype)
@@ -165,7 +166,7 @@ class GrowableArray:
         self._reallocations += 1
 
     # -- adding rows -------------------------------------------------------
-    def append(self, row: Any) -> None:
+    def append(self, row: npt.ArrayLike) -> None:
         """Add one row (shape :attr:`shape_tail`; cast as numpy assignment casts).
 
         Raises SelectionError naming both shapes when the row's shape differs;
@@ -177,7 +178,7 @@ class GrowableArray:
                                  f"{self._shape_tail}")
         self._assign_at_end(value[np.newaxis])
 
-    def extend(self, rows: Any) -> None:
+    def extend(self, rows: npt.ArrayLike) -> None:
         """Add rows: an array-like of shape ``(k, *shape_tail)`` (a
         GrowableArray too), cast as numpy assignment casts. Grows once.
 
@@ -204,10 +205,10 @@ class GrowableArray:
     def __len__(self) -> int:
         return self._size
 
-    def __getitem__(self, key: Any) -> Any:
+    def __getitem__(self, key: Selection) -> Any:
         return self.nda[key]
 
-    def __setitem__(self, key: Any, value: Any) -> None:
+    def __setitem__(self, key: Selection, value: npt.ArrayLike) -> None:
         self.nda[key] = value
 
     def __iter__(self) -> Iterator[Any]:
@@ -250,7 +251,7 @@ class GrowableRagged:
 
     __slots__ = ("_dtype", "_kind", "_offsets", "_values")
 
-    def __init__(self, kind_or_dtype: Any, capacity: int = 0, values_capacity: int = 0):
+    def __init__(self, kind_or_dtype: npt.DTypeLike, capacity: int = 0, values_capacity: int = 0):
         self._kind, self._dtype = _ragged_kind(kind_or_dtype)
         item = np.dtype(np.uint8) if self._kind != "ragged" else self._dtype
         self._offsets = GrowableArray(np.int64, _count(capacity, "capacity") + 1)
@@ -329,14 +330,14 @@ class GrowableRagged:
         self._values.shrink_to_fit()
 
     # -- adding elements ---------------------------------------------------
-    def append(self, element: Any) -> None:
+    def append(self, element: npt.ArrayLike | None) -> None:
         """Add one element: a ``str``, ``bytes``-like, or 1-D numeric array-like
         (None is an empty vector) by kind. TypeError for anything else."""
         items = self._encode_one(element)
         self._values.extend(items)
         self._offsets.append(self._values.size)
 
-    def extend(self, elements: Any) -> None:
+    def extend(self, elements: Iterable[npt.ArrayLike | None]) -> None:
         """Add many elements, each as :meth:`append` takes it.
 
         A :class:`~zarrpy.RaggedArray` (its elements in C order) or another
@@ -404,7 +405,7 @@ class GrowableRagged:
     def __len__(self) -> int:
         return self.size
 
-    def __getitem__(self, i: int) -> Any:
+    def __getitem__(self, i: int) -> str | bytes | np.ndarray:
         """Element ``i`` (negative from the end): str, bytes, or a 1-D view."""
         if not isinstance(i, (int, np.integer)) or isinstance(i, (bool, np.bool_)):
             raise SelectionError(f"GrowableRagged takes one integer index, got {i!r}; use to_numpy() to slice")
@@ -429,7 +430,9 @@ class GrowableRagged:
             v = self._values.nda
             o = self._offsets.nda.tolist()
             return [v[a:b] for a, b in itertools.pairwise(o)]
-        return self.to_numpy().tolist()  # type: ignore[no-any-return]
+        strings = self.to_numpy()
+        assert isinstance(strings, np.ndarray)  # str and bytes kinds
+        return strings.tolist()  # type: ignore[no-any-return]
 
     def as_ragged(self) -> RaggedArray:
         """A RaggedArray viewing offsets and values (kind ``"ragged"`` only)."""
@@ -437,7 +440,7 @@ class GrowableRagged:
             raise TypeError(f"as_ragged() needs numeric vectors, this GrowableRagged holds {self._kind}")
         return RaggedArray(self._offsets.nda, self._values.nda)
 
-    def to_numpy(self) -> Any:
+    def to_numpy(self) -> np.ndarray | RaggedArray:
         """A new StringDType array (str), object array of bytes (bytes), or a
         RaggedArray view (ragged), as an Array read returns them."""
         if self._kind == "ragged":

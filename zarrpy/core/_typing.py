@@ -42,7 +42,7 @@ ArrayValueLike: TypeAlias = npt.ArrayLike | Sequence[object] | None
 nested lists, a zarrpy Array), a :class:`~zarrpy.RaggedArray`; for optional
 (nullable) types None, alone or in a list, is a missing element."""
 
-IntArrayLike: TypeAlias = Sequence[SupportsIndex] | Sequence[Sequence[SupportsIndex]] | npt.NDArray[np.integer[Any]]
+IntArrayLike: TypeAlias = Sequence[int] | Sequence[Sequence[int]] | npt.NDArray[np.integer[Any]]
 """Integer positions along one dimension (a list or an integer array)."""
 
 MaskLike: TypeAlias = npt.NDArray[np.bool_] | Sequence[bool]

@@ -64,11 +64,12 @@ True
 from __future__ import annotations
 
 import operator
-from typing import Any, Iterator, Sequence
+from typing import Any, Iterable, Iterator, Sequence, SupportsIndex
 
 import numpy as np
+import numpy.typing as npt
 
-from ._typing import Shape
+from ._typing import Selection, Shape
 from .array_bytes import ArrayBytes
 from ..errors import ChunkDecodeError, CodecError
 
@@ -91,7 +92,7 @@ class RaggedArray:
     _values: np.ndarray
     _shape: Shape
 
-    def __init__(self, offsets: Any, values: Any, shape: Shape | None = None):
+    def __init__(self, offsets: npt.ArrayLike, values: npt.ArrayLike, shape: Shape | None = None):
         values = np.asarray(values)
         if values.ndim != 1:
             raise ValueError(f"values must be 1-D, got shape {values.shape}")
@@ -130,7 +131,8 @@ class RaggedArray:
 
     # -- constructors --------------------------------------------------
     @classmethod
-    def from_list(cls, items: Any, dtype: Any = None, *, shape: Shape | None = None) -> RaggedArray:
+    def from_list(cls, items: Iterable[npt.ArrayLike | None], dtype: npt.DTypeLike | None = None, *,
+                  shape: Shape | None = None) -> RaggedArray:
         """A RaggedArray of the 1-D array-likes in ``items``.
 
         ``items`` is a sequence (flat, C order) or a numpy object array, whose
@@ -188,7 +190,7 @@ class RaggedArray:
         return cls._wrap(offsets, values, _check_shape(shape, len(arrays)))
 
     @classmethod
-    def from_array_bytes(cls, chunk: ArrayBytes, dtype: Any) -> RaggedArray:
+    def from_array_bytes(cls, chunk: ArrayBytes, dtype: npt.DTypeLike) -> RaggedArray:
         """The RaggedArray of a variable-form chunk whose element bytes are
         raw little-endian items of ``dtype``.
 
@@ -260,24 +262,24 @@ class RaggedArray:
             out[i] = v[a:b]
         return out.reshape(self._shape)
 
-    def astype(self, dtype: Any) -> RaggedArray:
+    def astype(self, dtype: npt.DTypeLike) -> RaggedArray:
         """The same vectors with values cast to ``dtype`` (numpy casting)."""
         dtype = _numeric_dtype(dtype)
         if dtype == self._values.dtype:
             return self
         return RaggedArray._wrap(self._offsets, self._values.astype(dtype), self._shape)
 
-    def reshape(self, *shape: Any) -> RaggedArray:
+    def reshape(self, *shape: SupportsIndex | Sequence[SupportsIndex]) -> RaggedArray:
         """The same elements (C order) under another outer shape; shares memory."""
-        if len(shape) == 1 and not isinstance(shape[0], (int, np.integer)):
-            shape = tuple(shape[0])
-        shape = tuple(int(s) for s in shape)
-        if shape.count(-1) == 1:
-            known = int(np.prod([s for s in shape if s != -1], dtype=np.int64))
+        first = shape[0] if len(shape) == 1 else None
+        items = first if first is not None and not isinstance(first, SupportsIndex) else shape
+        dims = tuple(operator.index(s) for s in items)  # type: ignore[arg-type]  # ints, checked here
+        if dims.count(-1) == 1:
+            known = int(np.prod([s for s in dims if s != -1], dtype=np.int64))
             if known == 0 or self.size % known:
-                raise ValueError(f"cannot reshape {self.size} elements into {shape}")
-            shape = tuple(self.size // known if s == -1 else s for s in shape)
-        return RaggedArray._wrap(self._offsets, self._values, _check_shape(shape, self.size))
+                raise ValueError(f"cannot reshape {self.size} elements into {dims}")
+            dims = tuple(self.size // known if s == -1 else s for s in dims)
+        return RaggedArray._wrap(self._offsets, self._values, _check_shape(dims, self.size))
 
     def copy(self) -> RaggedArray:
         """A RaggedArray with its own (writable) offsets and values."""
@@ -340,7 +342,10 @@ class RaggedArray:
             return (v[a:b] for a, b in zip(o[:-1], o[1:]))
         return (self[i] for i in range(self._shape[0]))
 
-    def __getitem__(self, key: Any) -> Any:
+    def __getitem__(self, key: Selection) -> np.ndarray | RaggedArray:
+        """One element (a 1-D array of its items) for a key naming one
+        position; else a RaggedArray of the selected elements, as numpy
+        indexes an array of the outer shape (a 1-D slice is a view)."""
         shape = self._shape
         # Fast paths: one element, and a 1-D slice (a view).
         if len(shape) == 1:
@@ -363,7 +368,7 @@ class RaggedArray:
             return self._element(int(flat))
         return self.take(flat.reshape(-1), flat.shape)
 
-    def take(self, indices: Any, shape: Shape | None = None) -> RaggedArray:
+    def take(self, indices: npt.ArrayLike, shape: Shape | None = None) -> RaggedArray:
         """The elements at flat C-order ``indices`` (any order, repeats
         allowed, negative counting from the end) as a RaggedArray of ``shape``
         (default 1-D). Shares memory when the indices are one ascending run
@@ -407,7 +412,7 @@ class RaggedArray:
         return RaggedArray._wrap(o - base, self._values[base : int(o[-1])], shape)
 
     # -- comparison and display ----------------------------------------
-    def equals(self, other: Any) -> bool:
+    def equals(self, other: object) -> bool:
         """True if ``other`` has the same outer shape, dtype and elements.
 
         ``other`` may be a RaggedArray or anything :meth:`from_list` accepts
@@ -417,7 +422,7 @@ class RaggedArray:
         """
         if not isinstance(other, RaggedArray):
             try:
-                other = RaggedArray.from_list(other, self.dtype)
+                other = RaggedArray.from_list(other, self.dtype)  # type: ignore[arg-type]  # checked by it
             except (TypeError, ValueError):
                 return False
         if other.shape != self.shape or other.dtype != self.dtype:
