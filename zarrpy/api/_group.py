@@ -40,6 +40,7 @@ from ..pipeline.cache_hook import ChunkCache
 from ..pipeline.synchronizer import Synchronizer
 from ..stores import store_from_url
 from ..stores.abc import READ_ONLY_HINT, Store
+from ..stores._store_like import StoreLike
 
 _T = TypeVar("_T")
 
@@ -340,7 +341,7 @@ def _reopen(store: Store, path: str, read_only: bool, use_consolidated: bool | N
 
 
 def consolidate_metadata(
-    group_or_store_or_path: Any, *, path: str | None = None, storage_options: dict[str, Any] | None = None
+    group_or_store_or_path: Group | StoreLike, *, path: str | None = None, storage_options: dict[str, Any] | None = None
 ) -> Group:
     """Write the metadata of every node below a group into the group, and
     return the group opened from that snapshot.

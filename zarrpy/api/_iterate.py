@@ -17,7 +17,7 @@ from collections.abc import Callable, Iterable, Iterator, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from typing import Any, NamedTuple
 
-from ..core._typing import Shape
+from ..core._typing import Selection, Shape
 from ..errors import SelectionError
 from ..pipeline.concurrency import map_chunks
 from ._array import Array
@@ -50,7 +50,7 @@ def iter_rows(
     arrays: Iterable[Array | str | os.PathLike[str]],
     rows: int,
     buffer: Buffer | None = None,
-    selection: Any = None,
+    selection: Selection | None = None,
     *,
     prefetch: bool = False,
 ) -> Iterator[Buffer]:
@@ -104,7 +104,7 @@ def iter_rows(
 
 
 def concat(
-    arrays: Iterable[Array | str | os.PathLike[str]], selection: Any = None
+    arrays: Iterable[Array | str | os.PathLike[str]], selection: Selection | None = None
 ) -> Buffer:
     """All rows of ``arrays`` (as :func:`iter_rows` takes them) in one new buffer.
 
