@@ -48,7 +48,8 @@ class StoredClosure:
         rest = (slice(None),) * (a.ndim - 1)
         if isinstance(rows, slice):
             return a[(rows, *rest)]
-        return a.get_orthogonal_selection((rows, *rest))
+        selection: tuple[np.ndarray | slice, ...] = (rows, *rest)
+        return a.get_orthogonal_selection(selection)
 
     def read_item(self, key: Any) -> tuple[bool, Any]:
         """``(True, a[key])`` when ``key`` is made of integers, slices and
