@@ -55,8 +55,9 @@ LAYERS: dict[str, tuple[str, ...]] = {
     # Array, Group, open*/create*, convenience functions, info; _node (what
     # arrays and groups share: paths, metadata IO, attributes); growable
     # buffers and the readers that fill them, with their public module;
-    # lazy arrays and tables, with theirs; the cache, with its.
-    "api": ("zarrpy.api", "zarrpy.buffers", "zarrpy.lazy", "zarrpy.cache"),
+    # lazy arrays and tables, with theirs; the cache, with its; zarrpy.typing,
+    # which re-exports the aliases of the public signatures from every layer.
+    "api": ("zarrpy.api", "zarrpy.buffers", "zarrpy.lazy", "zarrpy.cache", "zarrpy.typing"),
     # migrate, the CLI, and the package namespace itself: ``zarrpy/__init__``
     # re-exports a tool (migrate_v3) next to the API, so it sits on top.
     "tools": ("zarrpy.tools", "zarrpy.__main__", "zarrpy"),
