@@ -16,7 +16,7 @@ import numpy as np
 import numpy.typing as npt
 
 from ..codecs.abc import ArrayToBytesCodec, BytesToBytesCodec, ArrayToArrayCodec, Codec
-from ..core._typing import ChunkCoords, Shape
+from ..core._typing import ArrayValueLike, BasicSelection, ChunkCoords, MaskLike, Selection, Shape
 from ..core.indexing import ChunkProjection, OrthogonalIndexer, block_region
 from ..core.point_indexing import has_index_arrays, is_vectorized, with_index_arrays
 from ..errors import NodeNotFoundError, SelectionError
@@ -124,15 +124,23 @@ class Array(Node[ArrayMetadata]):
         self._write_empty_chunks = self._io.write_empty_chunks = bool(value)
 
     @classmethod
-    def open(cls, store: Store, path: str = "", *, read_only: bool = False, **kwargs: Any) -> Array:
-        metadata = read_metadata(store, path, kwargs.pop("zarr_format", None))
+    def open(
+        cls, store: Store, path: str = "", *, read_only: bool = False, zarr_format: int | None = None,
+        write_empty_chunks: bool = False, cache: ChunkCache | None = None, synchronizer: Synchronizer | None = None,
+    ) -> Array:
+        """Open the array at ``path`` of ``store`` (``zarr_format`` None: whichever
+        is there). NodeNotFoundError when there is none, or a group is there.
+        Users call :func:`zarrpy.open_array`, which also takes paths and URLs."""
+        metadata = read_metadata(store, path, zarr_format)
         if not isinstance(metadata, ARRAY_METADATA):
             raise NodeNotFoundError(f"{location(store, path)} holds a group, not an array; use zarrpy.open_group")
-        return cls(store, path, metadata, read_only=read_only, **kwargs)
+        return cls(store, path, metadata, read_only=read_only, write_empty_chunks=write_empty_chunks, cache=cache,
+                   synchronizer=synchronizer)
 
     # -- description ---------------------------------------------------
     @property
     def shape(self) -> Shape:
+        """The array's shape (elements along each dimension)."""
         return self._v3.shape
 
     @property
@@ -147,14 +155,18 @@ class Array(Node[ArrayMetadata]):
 
     @property
     def ndim(self) -> int:
+        """Number of dimensions."""
         return len(self.shape)
 
     @property
     def size(self) -> int:
+        """Number of elements."""
         return math.prod(self.shape)
 
     @property
     def dtype(self) -> np.dtype:
+        """The numpy dtype of the elements as read (native byte order;
+        ``StringDType`` for strings, object for variable-length bytes)."""
         return self._v3.data_type.numpy
 
     @property
@@ -170,6 +182,7 @@ class Array(Node[ArrayMetadata]):
 
     @property
     def codecs(self) -> tuple[Codec, ...]:
+        """The whole stored codec chain (for a sharded array: the sharding codec)."""
         return self._io.chain.codecs
 
     @property
@@ -179,14 +192,17 @@ class Array(Node[ArrayMetadata]):
 
     @property
     def serializer(self) -> ArrayToBytesCodec:
+        """The array-to-bytes codec (inside the shards of a sharded array)."""
         return self._inner_chain.array_to_bytes
 
     @property
     def compressors(self) -> tuple[BytesToBytesCodec, ...]:
+        """Bytes-to-bytes codecs (inside the shards of a sharded array)."""
         return self._inner_chain.bytes_to_bytes
 
     @property
     def dimension_names(self) -> tuple[str | None, ...] | None:
+        """A name (or None) per dimension, as stored; None when the metadata has none."""
         return self._v3.dimension_names
 
     @property
@@ -196,6 +212,7 @@ class Array(Node[ArrayMetadata]):
 
     @property
     def nchunks(self) -> int:
+        """Number of chunks in the grid (inner chunks of a sharded array), stored or not."""
         return math.prod(self.cdata_shape)
 
     def chunk_key(self, coords: ChunkCoords) -> str:
@@ -279,35 +296,35 @@ class Array(Node[ArrayMetadata]):
     __hash__ = object.__hash__
 
     # -- reading -------------------------------------------------------
-    def __getitem__(self, selection: Any) -> Any:
+    def __getitem__(self, selection: Selection) -> Any:
         return self._read(self._plain_indexer(selection))
 
-    def get_basic_selection(self, selection: Any = Ellipsis, *, out: np.ndarray | None = None) -> Any:
+    def get_basic_selection(self, selection: BasicSelection = Ellipsis, *, out: np.ndarray | None = None) -> Any:
         """Integers and slices per dimension (``a[...]``); ``out``: see :meth:`read`."""
         return self._read(self._basic_indexer(selection), out)
 
-    def get_orthogonal_selection(self, selection: Any, *, out: np.ndarray | None = None) -> Any:
+    def get_orthogonal_selection(self, selection: Selection, *, out: np.ndarray | None = None) -> Any:
         """Each dimension indexed on its own (``a.oindex[...]``); ``out``: see :meth:`read`."""
         return self._read(self._orthogonal_indexer(selection), out)
 
-    def get_coordinate_selection(self, selection: Any, *, out: np.ndarray | None = None) -> Any:
+    def get_coordinate_selection(self, selection: Selection, *, out: np.ndarray | None = None) -> Any:
         """Points: one integer array per dimension, broadcast together
         (``a.vindex[rows, cols]``); the result has the broadcast shape.
         ``out``: see :meth:`read`."""
         return self._read(self._coordinate_indexer(selection), out)
 
-    def get_mask_selection(self, mask: Any, *, out: np.ndarray | None = None) -> Any:
+    def get_mask_selection(self, mask: MaskLike, *, out: np.ndarray | None = None) -> Any:
         """The elements where the boolean ``mask`` (of the array's shape) is
         True, in C order, as ``data[mask]``; ``out``: see :meth:`read`."""
         return self._read(self._mask_indexer(mask), out)
 
-    def get_vectorized_selection(self, selection: Any, *, out: np.ndarray | None = None) -> Any:
+    def get_vectorized_selection(self, selection: Selection, *, out: np.ndarray | None = None) -> Any:
         """numpy's advanced indexing (``a.vindex[...]``): integer arrays and
         N-D boolean masks broadcast into points, slices mixed in add their
         dimensions where numpy puts them; ``out``: see :meth:`read`."""
         return self._read(self._vector_indexer(selection), out)
 
-    def read(self, selection: Any = Ellipsis, *, out: np.ndarray | None = None) -> Any:
+    def read(self, selection: Selection = Ellipsis, *, out: np.ndarray | None = None) -> Any:
         """``a[selection]``, or with ``out`` written straight into the caller's
         numpy array (of the selection's shape and the array's dtype; a view of
         a bigger array is fine) with no intermediate array; returns ``out``.
@@ -317,7 +334,7 @@ class Array(Node[ArrayMetadata]):
         """
         return self._read(self._plain_indexer(selection), out)
 
-    def read_into(self, buf: Buffer, selection: Any = Ellipsis) -> Buffer:
+    def read_into(self, buf: Buffer, selection: Selection = Ellipsis) -> Buffer:
         """Read ``a[selection]`` into the growable buffer ``buf`` and return it.
 
         ``buf``'s size becomes the number of rows read (the first axis of the
@@ -335,7 +352,7 @@ class Array(Node[ArrayMetadata]):
         label = f"array at {location(self._store, self._path)}"
         return read_into(self, buf, selection, self.selection_shape(selection), label)
 
-    def selection_shape(self, selection: Any) -> Shape:
+    def selection_shape(self, selection: Selection) -> Shape:
         """The shape ``a[selection]`` has, from the selection alone (nothing is read)."""
         return tuple(self._plain_indexer(selection).shape)
 
@@ -410,10 +427,13 @@ class Array(Node[ArrayMetadata]):
         a sharded array), as zarr-python's ``blocks``; assignable too."""
         return _Selector(self.get_block_selection, self.set_block_selection)
 
-    def get_block_selection(self, selection: Any) -> Any:
+    def get_block_selection(self, selection: BasicSelection) -> Any:
+        """The region of the chunks ``selection`` picks by chunk index (integers
+        and slices; see :attr:`blocks`), as ``a[region]`` reads it."""
         return self[self._block_region(selection)]
 
-    def set_block_selection(self, selection: Any, value: Any) -> None:
+    def set_block_selection(self, selection: BasicSelection, value: ArrayValueLike) -> None:
+        """Write ``value`` (broadcast) to the region of the chunks ``selection`` picks (see :attr:`blocks`)."""
         self[self._block_region(selection)] = value
 
     def _block_region(self, selection: Any) -> tuple[slice, ...]:
@@ -453,25 +473,29 @@ class Array(Node[ArrayMetadata]):
         self._io.write_chunks(items)
 
     # -- writing -------------------------------------------------------
-    def __setitem__(self, selection: Any, value: Any) -> None:
+    def __setitem__(self, selection: Selection, value: ArrayValueLike) -> None:
         self._write(self._plain_indexer(selection, write=True), value)
 
-    def set_basic_selection(self, selection: Any, value: Any) -> None:
+    def set_basic_selection(self, selection: BasicSelection, value: ArrayValueLike) -> None:
+        """Write ``value`` (broadcast to the selection's shape) at integers and
+        slices per dimension, as ``a[selection] = value``."""
         self._write(self._basic_indexer(selection, write=True), value)
 
-    def set_orthogonal_selection(self, selection: Any, value: Any) -> None:
+    def set_orthogonal_selection(self, selection: Selection, value: ArrayValueLike) -> None:
+        """Write ``value`` (broadcast) where each dimension is indexed on its own
+        (``a.oindex[selection] = value``); repeated indices: the last value wins."""
         self._write(self._orthogonal_indexer(selection, write=True), value)
 
-    def set_coordinate_selection(self, selection: Any, value: Any) -> None:
+    def set_coordinate_selection(self, selection: Selection, value: ArrayValueLike) -> None:
         """Write ``value`` (broadcast to the points' shape) at the points of
         :meth:`get_coordinate_selection`; where points repeat, the last value wins."""
         self._write(self._coordinate_indexer(selection, write=True), value)
 
-    def set_mask_selection(self, mask: Any, value: Any) -> None:
+    def set_mask_selection(self, mask: MaskLike, value: ArrayValueLike) -> None:
         """Write ``value`` where the boolean ``mask`` (of the array's shape) is True."""
         self._write(self._mask_indexer(mask, write=True), value)
 
-    def set_vectorized_selection(self, selection: Any, value: Any) -> None:
+    def set_vectorized_selection(self, selection: Selection, value: ArrayValueLike) -> None:
         """``a.vindex[selection] = value`` (see :attr:`vindex`)."""
         self._write(self._vector_indexer(selection, write=True), value)
 
@@ -511,7 +535,7 @@ class Array(Node[ArrayMetadata]):
             self._io.trim(shape)
         self._write_metadata(self._metadata.evolve(shape=shape))
 
-    def append(self, data: Any, axis: int = 0) -> Shape:
+    def append(self, data: ArrayValueLike, axis: int = 0) -> Shape:
         """Grow along ``axis`` and write ``data`` into the new part."""
         ragged = self._io.form.ragged
         if ragged is not None:
