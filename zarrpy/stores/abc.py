@@ -76,6 +76,7 @@ class KeyReader:
         return self.store.get(self.key, request)
 
     def read_many(self, requests: Sequence[ByteRequest | None]) -> list[bytes | None]:
+        """The requests of this one key in one batched store call (:meth:`Store.get_partial_values`)."""
         return self.store.get_partial_values([(self.key, r) for r in requests])
 
     def size(self) -> int | None:
@@ -135,10 +136,12 @@ class Store(ABC):
         return [self.get(key, rng) for key, rng in requests]
 
     def set_many(self, items: Iterable[tuple[str, bytes]]) -> None:
+        """Store many ``(key, value)`` pairs; stores that can batch writes override this."""
         for key, value in items:
             self.set(key, value)
 
     def exists(self, key: str) -> bool:
+        """True when ``key`` holds a value (stores override this to avoid reading it)."""
         return self.get(key) is not None
 
     def list(self) -> Iterator[str]:
