@@ -41,7 +41,7 @@ from .core._typing import (
 from .core.dtypes.data_type import DTypeLike
 from .metadata.v3 import ChunkKeyEncodingLike
 from .pipeline.synchronizer import NamedLock, Synchronizer
-from .stores._store_like import StoreLike
+from .stores._store_like import FSMapLike, ObstoreStoreLike, StoreLike, ZarrPythonStoreLike
 
 __all__ = [
     "JSON",
@@ -54,11 +54,13 @@ __all__ = [
     "CodecLike",
     "CompressorsLike",
     "DTypeLike",
+    "FSMapLike",
     "FiltersLike",
     "IntArrayLike",
     "MaskLike",
     "NamedLock",
     "NumcodecsCodecLike",
+    "ObstoreStoreLike",
     "SerializerLike",
     "Selection",
     "Selector",
@@ -68,4 +70,5 @@ __all__ = [
     "StoreLike",
     "Synchronizer",
     "ZarrPythonCodecLike",
+    "ZarrPythonStoreLike",
 ]
