@@ -31,6 +31,7 @@ from urllib.request import url2pathname
 
 from ._confine import real_dir
 from .abc import Store
+from ._store_like import StoreLike
 from .fsspec import FsspecStore
 from .local import LocalStore
 from .memory import MemoryStore
@@ -48,7 +49,7 @@ def _file_url_to_path(url: str) -> str:
 
 
 def store_from_url(
-    store_like: Any,
+    store_like: StoreLike,
     *,
     storage_options: Mapping[str, Any] | None = None,
     read_only: bool = False,
