@@ -35,6 +35,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from ..api._array import Array
+from ..api._group import Group
 from ..api._node import NOT_CHILDREN, Node, location
 from ..codecs.registry import codec_from_json
 from ..core.paths import METADATA_KEY, V2_KEYS, join_key, normalize_path
@@ -44,6 +46,7 @@ from ..errors import CodecError, MetadataError, NodeNotFoundError, ReadOnlyError
 from ..metadata.v2 import ArrayMetadataV2, parse_node_metadata_v2
 from ..metadata.v3 import ArrayMetadataV3, GroupMetadataV3, parse_node_metadata
 from ..stores.abc import READ_ONLY_HINT, Store
+from ..stores._store_like import StoreLike
 
 _KEYS = (METADATA_KEY, *V2_KEYS, ZMETADATA_KEY)
 _V2_DOCUMENTS = (*V2_KEYS, ZMETADATA_KEY)
@@ -73,7 +76,7 @@ class _Node:
 
 
 def migrate_v3(
-    node_or_path: Any,
+    node_or_path: Array | Group | StoreLike,
     *,
     path: str | None = None,
     remove_v2: bool = False,
@@ -128,7 +131,7 @@ def migrate_v3(
     )
 
 
-def _target(node_or_path: Any, path: str | None, storage_options: dict[str, Any] | None) -> tuple[Store, str, bool]:
+def _target(node_or_path: Array | Group | StoreLike, path: str | None, storage_options: dict[str, Any] | None) -> tuple[Store, str, bool]:
     if isinstance(node_or_path, Node):
         base = node_or_path.path
         return node_or_path.store, join_key(base, normalize_path(path)) if path else base, node_or_path.read_only
