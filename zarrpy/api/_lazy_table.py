@@ -19,10 +19,11 @@ ends in the shared steps.
 from __future__ import annotations
 
 from collections.abc import Iterator, Mapping
-from typing import Any
+from typing import Any, overload
 
 import numpy as np
 
+from ..core._typing import IntArrayLike, MaskLike
 from ..errors import SelectionError
 from ._lazy import VirtualArray
 from ._lazy_step import ROW_KINDS, Step
@@ -88,7 +89,15 @@ class VirtualTable:
     def __repr__(self) -> str:
         return f"<zarrpy.VirtualTable {self._length} rows, fields {self.fields}>"
 
-    def __getitem__(self, key: Any) -> Any:
+    @overload
+    def __getitem__(self, key: str) -> VirtualArray: ...
+
+    @overload
+    def __getitem__(self, key: list[str] | slice | MaskLike | IntArrayLike | VirtualArray) -> VirtualTable: ...
+
+    def __getitem__(
+        self, key: str | list[str] | slice | MaskLike | IntArrayLike | VirtualArray
+    ) -> VirtualArray | VirtualTable:
         """A field (``table["pt"]``: a VirtualArray), a table of some fields
         (``table[["pt", "eta"]]``, same rows), or a new table with one more
         shared row selection (a slice, a 1-D boolean mask, a 1-D integer
