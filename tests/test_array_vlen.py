@@ -32,6 +32,16 @@ def test_bytes_array_round_trip_and_scalar_index():
     assert a.metadata.to_json()["data_type"] == "variable_length_bytes"
 
 
+@pytest.mark.parametrize("dtype, value", [(str, "hi"), (bytes, b"hi"), ("f8", 2.5)])
+def test_a_0d_array_reads_back_whole_and_by_scalar_index(dtype, value):
+    # a 0-d chunk decodes into a 0-d view of the output (out[()] would be a scalar)
+    a = zarrpy.create_array({}, shape=(), dtype=dtype)
+    a[()] = value
+    assert a[()] == value
+    whole = a[...]
+    assert whole.shape == () and whole[()] == value
+
+
 def test_missing_chunks_read_as_the_fill_value_and_fill_chunks_are_not_stored():
     store = MemoryStore()
     a = zarrpy.create_array(store, shape=(6, 4), dtype=str, chunks=(2, 2), fill_value="-")

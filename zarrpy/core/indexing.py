@@ -67,7 +67,7 @@ def whole_chunk_box(out: np.ndarray, proj: Any, chunk_shape: Shape) -> np.ndarra
         and all(isinstance(s, slice) and s.step in (None, 1) for s in proj.out_selection)
     ):
         return None
-    box: np.ndarray = out[proj.out_selection]
+    box: np.ndarray = out[(*proj.out_selection, Ellipsis)]  # a view, also of a 0-d out (out[()] is a scalar)
     return box
 
 @dataclass(frozen=True, slots=True)
