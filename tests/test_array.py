@@ -6,6 +6,7 @@ MemoryStore without copying, so the test can look at the exact keys written.
 
 from __future__ import annotations
 
+import copy
 import multiprocessing
 import operator
 import pickle
@@ -516,11 +517,31 @@ def test_pickle_group_local_store(tmp_path: Path):
     np.testing.assert_array_equal(sub["x"][...], [1, 2, 3])
 
 
-def test_pickle_memory_store_array_is_a_copy():
+@pytest.mark.parametrize("store", [{}, "memory://pickle-refused/a.zarr"], ids=["MemoryStore", "fsspec-memory"])
+def test_pickling_an_array_on_process_memory_is_refused(store):
+    """Another process would see another store (a copy, or an empty memory
+    filesystem) and lose its writes: refused with the remedy named."""
+    a = zarrpy.create_array(store, shape=(3,), dtype="int8", chunks=(2,), overwrite=True)
+    a[...] = [1, 2, 3]
+    with pytest.raises(zarrpy.ProcessLocalError, match="lives in this process's memory") as info:
+        pickle.dumps(a)
+    assert isinstance(info.value, pickle.PicklingError)
+    assert a.store.display_name in str(info.value) and "directory" in str(info.value)
+    with pytest.raises(zarrpy.ProcessLocalError):
+        pickle.dumps(a.read_chunk)  # a bound method pickles its array
+    pickle.loads(pickle.dumps(a.store))  # the store itself still pickles (by value / by URL)
+
+
+def test_copies_of_an_array_on_process_memory_work():
+    """copy.copy and copy.deepcopy do not pickle: a copy shares the store,
+    a deep copy reads a deep copy of it (as before)."""
     a = zarrpy.create_array({}, shape=(3,), dtype="int8", chunks=(2,))
     a[...] = [1, 2, 3]
-    b = pickle.loads(pickle.dumps(a))
-    np.testing.assert_array_equal(b[...], [1, 2, 3])
+    shallow, deep = copy.copy(a), copy.deepcopy(a)
+    assert shallow.store is a.store and shallow == a
+    a[0] = 9
+    np.testing.assert_array_equal(shallow[...], [9, 2, 3])
+    np.testing.assert_array_equal(deep[...], [1, 2, 3])
 
 
 def test_pickle_in_spawned_processes(tmp_path: Path):

@@ -59,8 +59,9 @@ LAYERS: dict[str, tuple[str, ...]] = {
     # which re-exports the aliases of the public signatures from every layer.
     "api": ("zarrpy.api", "zarrpy.buffers", "zarrpy.lazy", "zarrpy.cache", "zarrpy.typing"),
     # migrate, the CLI, and the package namespace itself: ``zarrpy/__init__``
-    # re-exports a tool (migrate_v3) next to the API, so it sits on top.
-    "tools": ("zarrpy.tools", "zarrpy.__main__", "zarrpy"),
+    # re-exports a tool (migrate_v3) next to the API, so it sits on top; the
+    # public faces of the integrations (zarrpy.dask, zarrpy.xarray over tools/).
+    "tools": ("zarrpy.tools", "zarrpy.__main__", "zarrpy", "zarrpy.dask", "zarrpy.xarray"),
 }
 
 # layer -> the layers its modules may import (its own included)

@@ -8,6 +8,8 @@ Messages name the store key, codec or metadata field at fault.
 
 from __future__ import annotations
 
+import pickle
+
 
 class ZarrpyError(Exception):
     """Base class of every zarrpy error."""
@@ -68,6 +70,17 @@ class BoundsCheckError(ZarrpyError, IndexError):
 
 class SelectionError(ZarrpyError, IndexError):
     """A selection is of a kind zarrpy does not support, or is malformed."""
+
+
+class ProcessLocalError(ZarrpyError, pickle.PicklingError):
+    """An array on a store that lives in this process's memory (a
+    ``MemoryStore``, fsspec's ``memory://``) was pickled: another process
+    could not see its data, and writes there would be lost."""
+
+
+class ChunkAlignmentError(ZarrpyError, ValueError):
+    """Blocks of a parallel write (dask) do not align to the array's chunks
+    or shards: two tasks would rewrite the same stored object."""
 
 
 def at_key(exc: CodecError, key: str) -> ChunkDecodeError:

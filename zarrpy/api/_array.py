@@ -7,6 +7,7 @@ touches both the store and the codecs.
 
 from __future__ import annotations
 
+import copy
 import functools
 import itertools
 import math
@@ -19,7 +20,7 @@ from ..codecs.abc import ArrayToBytesCodec, BytesToBytesCodec, ArrayToArrayCodec
 from ..core._typing import ArrayValueLike, BasicSelection, ChunkCoords, MaskLike, Selection, Shape
 from ..core.indexing import ChunkProjection, OrthogonalIndexer, block_region
 from ..core.point_indexing import has_index_arrays, is_vectorized, with_index_arrays
-from ..errors import NodeNotFoundError, SelectionError
+from ..errors import NodeNotFoundError, ProcessLocalError, SelectionError
 from ..metadata.nodes import ArrayMetadata
 from ..metadata.v3 import ArrayMetadataV3
 from ..pipeline.cache_hook import ChunkCache
@@ -280,10 +281,43 @@ class Array(Node[ArrayMetadata]):
         out = np.asarray(self[...])
         return out if dtype is None else out.astype(dtype)
 
+    def _reopen_args(self) -> tuple[Store, str, bool, bool, Synchronizer | None]:
+        """What :func:`_reopen` needs for another handle on this array: store and
+        path, with the synchronizer (not the cache, which holds this process's memory)."""
+        return (self._store, self._path, self._read_only, self.write_empty_chunks, self._synchronizer)
+
     def __reduce__(self) -> tuple[Callable[..., Array], tuple[Any, ...]]:
-        """Pickles by store and path (with the synchronizer; not the cache,
-        which holds this process's memory)."""
-        return (_reopen, (self._store, self._path, self._read_only, self.write_empty_chunks, self._synchronizer))
+        """Pickles by store and path; the worker that unpickles it reopens it.
+
+        Raises ProcessLocalError when the store lives in this process's memory
+        (``MemoryStore``, fsspec's ``memory://``): whether a pickle crosses a
+        process boundary cannot be told, and a copy in another process would
+        read another store's data and lose its writes. ``copy.copy`` and
+        ``copy.deepcopy`` do not pickle and work on every store.
+        """
+        if self._store.process_local:
+            store = self._store.display_name
+            raise ProcessLocalError(
+                f"cannot pickle array {self.name!r} on {store!r}: that store lives in this process's memory, "
+                "so another process (a dask or multiprocessing worker) would not see its data and its writes "
+                "would be lost. Put the array in a directory (a path or LocalStore) or an object store "
+                "(s3://, gs://, ...) to share it between processes; within one process use dask's threaded "
+                "scheduler (scheduler='threads'), which does not pickle"
+            )
+        return (_reopen, self._reopen_args())
+
+    def __copy__(self) -> Array:
+        return _reopen(*self._reopen_args())
+
+    def __deepcopy__(self, memo: dict[int, Any]) -> Array:
+        # As the copy module did through __reduce__: the arguments deep-copied
+        # (a MemoryStore copies its contents), then reopened.
+        return _reopen(*copy.deepcopy(self._reopen_args(), memo))
+
+    def __dask_tokenize__(self) -> tuple[Any, ...]:
+        """dask's token (``dask.base.tokenize``): the store, the path and the
+        metadata, without pickling the array (refused on in-memory stores)."""
+        return ("zarrpy.Array", self._store.identity, self._path, self._metadata.to_documents())
 
     def __eq__(self, other: object) -> bool:
         return (

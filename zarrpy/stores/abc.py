@@ -228,6 +228,13 @@ class Store(ABC):
         return None
 
     @property
+    def process_local(self) -> bool:
+        """True when the data lives in this process's memory (``MemoryStore``,
+        fsspec's ``memory://``): no other process can reach it, so an array on
+        it refuses to pickle (:class:`~zarrpy.errors.ProcessLocalError`)."""
+        return False
+
+    @property
     def identity(self) -> Hashable:
         """Equal for two store objects over the same data (the URL, else this
         object): what per-key locks and cache keys name the store by."""

@@ -40,6 +40,9 @@ A store made by :meth:`FsspecStore.from_url` pickles as its URL and
 ``storage_options`` and reopens from them; one made from a filesystem object
 pickles that object (fsspec filesystems pickle by their constructor
 arguments). Credentials in ``storage_options`` therefore travel in the pickle.
+A ``memory://`` store pickles too, but the same URL in another process names
+that process's own (empty) memory filesystem, so an *array* on one refuses to
+pickle (:attr:`FsspecStore.process_local`).
 """
 
 from __future__ import annotations
@@ -53,6 +56,7 @@ import fsspec
 from fsspec.asyn import AsyncFileSystem, sync
 from fsspec.core import url_to_fs
 from fsspec.implementations.local import LocalFileSystem
+from fsspec.implementations.memory import MemoryFileSystem
 from fsspec.implementations.zip import ZipFileSystem
 
 from ..core.byte_range import ByteRequest, OffsetRequest, RangeRequest, SuffixRequest
@@ -459,6 +463,12 @@ class FsspecStore(Store):
                 yield child
 
     # -- identity and pickling -------------------------------------------------
+    @property
+    def process_local(self) -> bool:
+        """True on fsspec's ``memory://`` filesystem, which is a dict of this
+        process: the same URL in another process names an empty one."""
+        return isinstance(self.fs, MemoryFileSystem)
+
     @property
     def url(self) -> str:
         if self._url is not None:

@@ -3,8 +3,10 @@
 Useful for tests, scratch arrays and small data. The backing mapping may be
 the caller's (a ``shelve``, say); an ``OSError`` it raises becomes a
 :class:`~zarrpy.errors.StoreError` naming the key. The store pickles *by
-value* (its contents travel with it), so an array on a ``MemoryStore`` can be
-sent to a worker process; the copy there is independent of the original.
+value* (its contents travel with it); the copy is independent of the
+original. An *array* on a ``MemoryStore`` refuses to pickle
+(:attr:`~zarrpy.stores.abc.Store.process_local`): a worker process would
+write into its own copy and the writes would be lost.
 
 >>> store = MemoryStore()
 >>> store.set("a/zarr.json", b"{}")
@@ -69,6 +71,10 @@ class MemoryStore(Store):
             yield
         except OSError as exc:
             raise store_error(self, verb, key, exc) from exc
+
+    @property
+    def process_local(self) -> bool:
+        return True
 
     @property
     def identity(self) -> Hashable:
