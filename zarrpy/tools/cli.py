@@ -1,28 +1,31 @@
-"""The zarrpy command line: demo, info, migrate, consolidate and verify.
+"""The zarrpy command line: demo, info, tree, cp, migrate, consolidate and verify.
+
+This module wires argparse; the commands that grew live in their own
+modules (:mod:`.cp`, :mod:`.tree`, :mod:`.verify`, :mod:`.migrate`).
 
 Exit status: 0 on success, 1 when the command fails (one ``zarrpy: error:``
 line on stderr; ``--traceback`` or ``ZARRPY_DEBUG=1`` shows the traceback
-instead) or ``verify`` finds stale temporary files it was not asked to clean,
-2 on a usage error.
+instead) or ``verify`` finds a chunk that does not decode or stale temporary
+files it was not asked to clean, 2 on a usage error.
 """
 
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import sys
 import tempfile
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
-from .. import __version__
-from .. import api
+from .. import __version__, api
 from ..api._array import Array
 from ..api._group import Group
 from ..errors import ZarrpyError
+from ._nodes import json_text
 
 DESCRIPTION = """\
 Create, inspect and convert Zarr (V2 and V3) arrays and groups.
@@ -30,7 +33,9 @@ Create, inspect and convert Zarr (V2 and V3) arrays and groups.
 PATH_OR_URL is a directory or an fsspec URL such as s3://bucket/x.zarr.
 Run "zarrpy COMMAND --help" for the options of a command.
 """
+"""What ``zarrpy --help`` prints first."""
 EPILOG = "exit status: 0 done, 1 the command failed (one line on stderr), 2 bad usage"
+"""What ``zarrpy --help`` prints last."""
 
 EXPECTED_ERRORS = (ZarrpyError, OSError, ValueError, TypeError, KeyError, ImportError)
 """Failures the command reports in one line: bad input, missing or unreadable
@@ -67,19 +72,6 @@ def _demo(directory: str | None) -> int:
         return 0 if ok else 1
 
 
-def _json_default(value: Any) -> Any:
-    """What ``json`` cannot serialise itself: numpy scalars and arrays, dtypes, bytes, sets."""
-    if isinstance(value, np.generic):
-        return value.item()
-    if isinstance(value, np.ndarray):
-        return value.tolist()
-    if isinstance(value, (set, frozenset)):
-        return sorted(value, key=str)
-    if isinstance(value, bytes):
-        return value.decode("utf-8", errors="backslashreplace")
-    return str(value)
-
-
 def _info_document(node: Array | Group) -> dict[str, Any]:
     """The JSON ``zarrpy info --json`` prints: an array's info dict, or a
     group's name, format, attributes and every member below it."""
@@ -98,7 +90,7 @@ def _info_document(node: Array | Group) -> dict[str, Any]:
 def _info(target: str, path: str | None, as_json: bool) -> int:
     node = api.open(target, mode="r", path=path)
     if as_json:
-        print(json.dumps(_info_document(node), indent=2, default=_json_default))
+        print(json_text(_info_document(node)))
     elif isinstance(node, Array):
         print(node.info)
     else:
@@ -107,10 +99,19 @@ def _info(target: str, path: str | None, as_json: bool) -> int:
     return 0
 
 
-def _migrate(target: str, path: str | None, remove_v2: bool) -> int:
+def _migrate(target: str, path: str | None, remove_v2: bool, dry_run: bool) -> int:
     from .migrate import migrate_v3
 
-    result = migrate_v3(target, path=path, remove_v2=remove_v2)
+    result = migrate_v3(target, path=path, remove_v2=remove_v2, dry_run=dry_run)
+    if dry_run:
+        print(f"dry run, nothing written: would write zarr.json for {len(result.written)} node(s)"
+              + (f", {len(result.unchanged)} already migrated" if result.unchanged else "")
+              + (f"; would remove {len(result.removed)} V2 metadata document(s)" if remove_v2 else ""))
+        for node_path in result.written:
+            print(f"  write  {node_path + '/' if node_path else ''}zarr.json")
+        for key in result.removed:
+            print(f"  remove {key}")
+        return 0
     print(f"wrote zarr.json for {len(result.written)} node(s)"
           + (f", {len(result.unchanged)} already migrated" if result.unchanged else "")
           + (f"; removed {len(result.removed)} V2 metadata document(s)" if remove_v2 else "")
@@ -129,30 +130,25 @@ def _consolidate(target: str, path: str | None) -> int:
     return 0
 
 
-def _verify(target: str, clean: bool) -> int:
-    from .verify import check_temp_files
-
-    report = check_temp_files(target, clean=clean)
-    for rel in report.stale:
-        print(f"{'removed' if rel in report.removed else 'stale'} temporary file: {rel}")
-    for rel in report.live:
-        print(f"in progress (kept): {rel}")
-    count = f"{len(report.stale)} stale temporary file(s), {report.stale_nbytes:,} bytes"
-    if not report.stale:
-        print(f"{target}: no stale temporary files")
-    elif report.ok:
-        print(f"{target}: removed {count}")
-    else:
-        print(f'{target}: {count}; run "zarrpy verify --clean {target}" to remove them')
-    return 0 if report.ok else 1
-
-
 def _error_line(exc: BaseException) -> str:
     """One line for an expected failure: zarrpy's own messages as they are,
     other exceptions prefixed with their type (``FileNotFoundError: …``)."""
     text = str(exc.args[0]) if isinstance(exc, KeyError) and len(exc.args) == 1 else str(exc)
     text = " ".join(text.split()) or "(no message)"
     return text if isinstance(exc, ZarrpyError) else f"{type(exc).__name__}: {text}"
+
+
+def _sub(sub: Any, name: str, help_text: str, examples: str) -> argparse.ArgumentParser:
+    """A subcommand whose ``--help`` ends with ``examples``."""
+    parser: argparse.ArgumentParser = sub.add_parser(
+        name, help=help_text, description=help_text[0].upper() + help_text[1:] + ".",
+        epilog="examples:\n" + examples, formatter_class=argparse.RawDescriptionHelpFormatter)
+    return parser
+
+
+def _target(parser: argparse.ArgumentParser, what: str = "node path inside the store (default: the root)") -> None:
+    parser.add_argument("target", metavar="PATH_OR_URL", help="a directory, or an fsspec URL such as s3://bucket/x.zarr")
+    parser.add_argument("--path", help=what)
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -162,39 +158,144 @@ def _parser() -> argparse.ArgumentParser:
     parser.add_argument("--traceback", action="store_true",
                         help="on failure show the full traceback (also: environment variable ZARRPY_DEBUG=1)")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
-    demo = sub.add_parser("demo", help="create, write, read back and describe a small array")
+    demo = _sub(sub, "demo", "create, write, read back and describe a small array",
+                "  zarrpy demo             # in a temporary directory, removed afterwards\n"
+                "  zarrpy demo ./scratch   # keeps ./scratch/demo.zarr\n")
     demo.add_argument("directory", nargs="?", help="where to keep demo.zarr (default: a temporary directory)")
-    info = sub.add_parser("info", help="describe the array or group at a path or URL")
-    info.add_argument("target", metavar="PATH_OR_URL", help="a directory, or an fsspec URL such as s3://bucket/x.zarr")
-    info.add_argument("--path", help="node path inside the store")
+    info = _sub(sub, "info", "describe the array or group at a path or URL",
+                "  zarrpy info data.zarr\n"
+                "  zarrpy info data.zarr --path group/temperature --json\n"
+                "  zarrpy info s3://bucket/data.zarr\n")
+    _target(info)
     info.add_argument("--json", action="store_true", help="print the description as one JSON document")
-    migrate = sub.add_parser(
-        "migrate", help="write Zarr V3 metadata for every V2 array and group (chunks are not touched)")
-    migrate.add_argument("target", metavar="PATH_OR_URL", help="a directory, or an fsspec URL")
-    migrate.add_argument("--path", help="node path inside the store (default: the root)")
+    tree = _sub(sub, "tree", "show a hierarchy: groups, and arrays with shape, dtype, chunks, shards and codecs",
+                "  zarrpy tree data.zarr\n"
+                "  zarrpy tree data.zarr --depth 1        # the root's members only\n"
+                "  zarrpy tree data.zarr --json | jq '.members[].name'\n")
+    _target(tree)
+    tree.add_argument("--json", action="store_true", help="print the hierarchy as one nested JSON document")
+    tree.add_argument("--depth", type=_depth, metavar="N", help="levels below the node to show (default: all)")
+    cp = _sub(sub, "cp", "copy an array or a group hierarchy into a new store, rechunking, resharding, "
+              "recompressing or converting the format, in bounded memory",
+              "  zarrpy cp in.zarr out.zarr --chunks 100,100 --shards 1000,1000\n"
+              "  zarrpy cp in.zarr out.zarr --compressor blosc:lz4:5 --max-memory 64MB\n"
+              "  zarrpy cp v2.zarr v3.zarr --zarr-format 3\n"
+              "  zarrpy cp s3://bucket/in.zarr out.zarr --path group/temperature --no-shards --overwrite\n"
+              "\n--chunks and --shards apply to every copied array with that many dimensions\n"
+              "(-1: the whole dimension); the others keep theirs. Memory: the data in flight\n"
+              "(a region decoded, and encoded) stays under --max-memory; a destination shard\n"
+              "or chunk that alone needs more is refused before anything is written.\n")
+    cp.add_argument("source", metavar="SRC", help="the array or group to copy: a directory or an fsspec URL")
+    cp.add_argument("dest", metavar="DST", help="where the copy goes (its root): a directory or an fsspec URL")
+    cp.add_argument("--path", help="node path inside SRC to copy (default: the root)")
+    cp.add_argument("--chunks", type=_shape("--chunks"), metavar="C1,C2,...", help="new chunk shape (inner chunks when sharded)")
+    shards = cp.add_mutually_exclusive_group()
+    shards.add_argument("--shards", type=_shape("--shards"), metavar="S1,S2,...",
+                        help="new shard shape (multiples of the chunks; Zarr V3 only)")
+    shards.add_argument("--no-shards", action="store_true", help="store chunks unsharded")
+    cp.add_argument("--compressor", metavar="SPEC",
+                    help="zstd:LEVEL, blosc:CNAME:CLEVEL[:SHUFFLE], gzip:LEVEL, zlib:LEVEL or none "
+                         "(default: the source's compressors)")
+    cp.add_argument("--zarr-format", type=int, choices=(2, 3), help="format of the copy (default: the source's)")
+    cp.add_argument("--max-memory", type=_size, default="256MB", metavar="SIZE",
+                    help="bound on the data in flight, e.g. 64MB, 1GB (K/M/G: powers of 1024; default 256MB)")
+    cp.add_argument("--overwrite", action="store_true", help="replace a node already at DST")
+    cp.add_argument("--quiet", action="store_true", help="no progress bar (there is none when stderr is not a terminal)")
+    migrate = _sub(sub, "migrate", "write Zarr V3 metadata for every V2 array and group (chunks are not touched)",
+                   "  zarrpy migrate v2.zarr --dry-run      # what would be written; writes nothing\n"
+                   "  zarrpy migrate v2.zarr\n"
+                   "  zarrpy migrate v2.zarr --remove-v2    # then delete .zarray/.zgroup/.zattrs\n")
+    _target(migrate)
     migrate.add_argument("--remove-v2", action="store_true",
                          help="delete .zarray/.zgroup/.zattrs/.zmetadata once all zarr.json are written")
-    consolidate = sub.add_parser("consolidate", help="write consolidated metadata for a group's hierarchy")
-    consolidate.add_argument("target", metavar="PATH_OR_URL", help="a directory, or an fsspec URL")
-    consolidate.add_argument("--path", help="group path inside the store (default: the root)")
-    verify = sub.add_parser(
-        "verify", help="list temporary files left by interrupted writers (exit 1 if any is stale)")
-    verify.add_argument("target", metavar="PATH", help="a directory store")
+    migrate.add_argument("--dry-run", action="store_true", help="print what would be written and removed; write nothing")
+    consolidate = _sub(sub, "consolidate", "write consolidated metadata for a group's hierarchy",
+                       "  zarrpy consolidate data.zarr\n"
+                       "  zarrpy consolidate s3://bucket/data.zarr --path group\n")
+    _target(consolidate, "group path inside the store (default: the root)")
+    verify = _sub(sub, "verify", "decode every stored chunk and list the bad ones; list temporary files left by "
+                  "interrupted writers (exit 1 if anything is bad)",
+                  "  zarrpy verify data.zarr\n"
+                  "  zarrpy verify data.zarr --json > report.json\n"
+                  "  zarrpy verify data.zarr --clean      # also remove stale temporary files\n"
+                  "\nOne line per bad chunk: its store key and the error. Temporary files are\n"
+                  "looked for in directory stores only.\n")
+    _target(verify)
     verify.add_argument("--clean", action="store_true",
-                        help="remove the stale ones (files of writers that may still run are kept)")
+                        help="remove stale temporary files (those of writers that may still run are kept; "
+                             "bad chunks are never touched)")
+    verify.add_argument("--json", action="store_true", help="print the report as one JSON document")
+    verify.add_argument("--quiet", action="store_true",
+                        help="no progress bar (there is none when stderr is not a terminal)")
     return parser
+
+
+def _depth(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        value = -1
+    if value < 0:
+        raise argparse.ArgumentTypeError(f"expected a number of levels (0 or more), got {text!r}")
+    return value
+
+
+def _shape(what: str) -> Callable[[str], tuple[int, ...]]:
+    from ._nodes import parse_shape
+
+    def parse(text: str) -> tuple[int, ...]:
+        try:
+            return parse_shape(text, what)
+        except ValueError as exc:
+            raise argparse.ArgumentTypeError(str(exc)) from None
+
+    return parse
+
+
+def _size(text: str) -> int:
+    from ._nodes import parse_size
+
+    try:
+        return parse_size(text)
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
 
 
 def _run(args: argparse.Namespace) -> int:
     if args.command == "demo":
         return _demo(args.directory)
     if args.command == "migrate":
-        return _migrate(args.target, args.path, args.remove_v2)
+        return _migrate(args.target, args.path, args.remove_v2, args.dry_run)
     if args.command == "consolidate":
         return _consolidate(args.target, args.path)
     if args.command == "verify":
-        return _verify(args.target, args.clean)
+        from .verify import run_verify
+
+        return run_verify(args.target, args.path, clean=args.clean, as_json=args.json, quiet=args.quiet)
+    if args.command == "tree":
+        from .tree import run_tree
+
+        return run_tree(args.target, args.path, as_json=args.json, depth=args.depth)
+    if args.command == "cp":
+        from .cp import run_cp
+
+        return run_cp(args)
     return _info(args.target, args.path, args.json)
+
+
+def _stdout_closed() -> bool:
+    """Has the reader of stdout gone away (a pipe into ``head``)? A pipe whose
+    reader closed polls as an error; without poll (Windows), assume it did."""
+    import select
+
+    if not hasattr(select, "poll"):
+        return True
+    try:
+        poller = select.poll()
+        poller.register(sys.stdout.fileno(), select.POLLOUT)
+        return any(events & (select.POLLERR | select.POLLHUP) for _, events in poller.poll(0))
+    except (OSError, ValueError, AttributeError):
+        return False
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -203,6 +304,11 @@ def main(argv: list[str] | None = None) -> int:
     debug = args.traceback or os.environ.get("ZARRPY_DEBUG", "") not in ("", "0")
     try:
         return _run(args)
+    except BrokenPipeError:
+        if not _stdout_closed():
+            raise  # not the reader of our output going away (`zarrpy tree --json | head`)
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())  # no second error at exit
+        return 1
     except EXPECTED_ERRORS as exc:
         if debug:
             raise

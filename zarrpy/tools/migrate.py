@@ -81,6 +81,7 @@ def migrate_v3(
     path: str | None = None,
     remove_v2: bool = False,
     storage_options: dict[str, Any] | None = None,
+    dry_run: bool = False,
 ) -> MigrationResult:
     """Write V3 metadata for every V2 node in a hierarchy, without touching chunks.
 
@@ -96,6 +97,9 @@ def migrate_v3(
         migrated node once all ``zarr.json`` are written.
     storage_options
         For fsspec URLs.
+    dry_run
+        Plan and check everything, write and delete nothing: the result
+        lists what a real run would write and remove.
 
     Raises
     ------
@@ -109,12 +113,18 @@ def migrate_v3(
         The store or the node is read-only.
     """
     store, root, read_only = _target(node_or_path, path, storage_options)
-    if read_only or store.read_only:
+    if (read_only or store.read_only) and not dry_run:
         hint = store.read_only_hint if store.read_only else READ_ONLY_HINT
         raise ReadOnlyError(f"cannot migrate {location(store, root)}: it is read-only: {hint}")
     nodes = _plan(store, root)
     _add_consolidated(nodes)
     documents = {n.path: n.new_doc for n in nodes if n.new_doc is not None}
+    if dry_run:
+        return MigrationResult(
+            written=tuple(sorted(documents)),
+            unchanged=tuple(sorted(n.path for n in nodes if n.migrated and n.new_doc is None)),
+            removed=tuple(sorted(join_key(n.path, name) for n in nodes for name in n.v2_present)) if remove_v2 else (),
+        )
     for node_path in sorted(documents, key=lambda p: -p.count("/") if p else 1):
         store.set(join_key(node_path, METADATA_KEY), documents[node_path])
     removed: list[str] = []

@@ -1,0 +1,476 @@
+"""``zarrpy cp``: copy an array or a group hierarchy into a new store, in bounded memory.
+
+The copy may change the layout of every array -- chunks (``chunks``), shards
+(``shards``, or none with ``no_shards``), compressor (``compressor``, in the
+``zstd:3`` / ``blosc:lz4:5`` / ``gzip:6`` / ``none`` syntax) -- and the Zarr
+format (``zarr_format``: V2 to V3 and back, where the codecs have a form in
+the other format). Attributes, fill values, dimension names (V3), filters
+and serializers are kept; groups are recreated with their attributes, and a
+group that had consolidated metadata gets it again.
+
+**Memory.** Data moves region by region: :func:`plan_regions` cuts each
+array into boxes that are whole destination write units (shards, else
+chunks), aligned to the source chunks where a common multiple fits, and as
+large as :func:`in_flight` allows within ``max_memory``: the region's
+elements and their encoded form (:data:`REGION_COPIES`), and per codec
+thread a destination unit being encoded (:data:`UNIT_COPIES`) and a source
+chunk being decoded (:data:`SOURCE_COPIES`). A region is read with
+``source[region]`` and written with ``dest[region] = data``, which covers
+whole destination shards or chunks, so nothing is read back from the
+destination; it is dropped before the next is read. A destination write
+unit that alone does not fit is refused before anything is written
+(:class:`MemoryBudgetError`). Not counted: the interpreter and its modules,
+the scratch buffers threads keep (:mod:`zarrpy.core.scratch`), allocator
+slack, and the listing of the source's stored chunk keys. Regions holding
+no stored source chunk are skipped (they are fill only).
+
+The destination is planned and validated (every array is first created in
+memory) before the first byte is written; a copy interrupted later leaves a
+partial destination, which ``overwrite`` replaces on the next run.
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+import os
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from .. import api
+from ..api._array import Array
+from ..api._create import node_exists
+from ..api._group import Group, consolidate_metadata
+from ..core._typing import Shape
+from ..core.paths import normalize_path
+from ..errors import ChunkDecodeError, NodeExistsError, ZarrpyError
+from ..pipeline.concurrency import max_workers
+from ..stores import LocalStore, store_from_url
+from ..stores.abc import Store
+from ._nodes import (
+    chunk_region,
+    element_nbytes,
+    in_grid,
+    inner_chunks,
+    nbytes_of,
+    outer_shape,
+    stored_objects,
+    v3_metadata,
+)
+from .progress import Progress, format_bytes
+
+DEFAULT_MAX_MEMORY = 256 << 20
+"""``--max-memory`` when not given: 256 MiB."""
+REGION_COPIES = 2
+"""A region is in memory twice at most: its elements, read from the source,
+and their encoded form, made before the first unit is stored (counted as
+large as the elements: incompressible data)."""
+UNIT_COPIES = 3
+"""Per codec thread, a destination write unit being encoded: a contiguous
+copy of its elements, its inner chunks laid out in order (shards), and the
+comparison with the fill value (up to one byte per element)."""
+SOURCE_COPIES = 2
+"""Per codec thread, a source chunk being read: its stored bytes and its decoded elements."""
+
+
+class CopyError(ZarrpyError, ValueError):
+    """The copy cannot be made as asked (an option does not fit an array, or the stores overlap)."""
+
+
+class MemoryBudgetError(CopyError):
+    """One destination write unit alone needs more memory than ``max_memory``."""
+
+
+@dataclass(frozen=True)
+class CopyOptions:
+    """How ``zarrpy cp`` changes each array (None: as in the source)."""
+
+    chunks: tuple[int, ...] | None = None
+    shards: tuple[int, ...] | None = None
+    no_shards: bool = False
+    compressor: str | None = None
+    """``--compressor`` text: ``zstd:3``, ``blosc:lz4:5``, ``gzip:6``, ``none``."""
+    zarr_format: int | None = None
+    max_memory: int = DEFAULT_MAX_MEMORY
+
+
+@dataclass
+class ArrayPlan:
+    """One array to copy: where it goes, how it is created, how it is cut."""
+
+    source: Array
+    rel: str
+    """Path relative to the copied node ('' for the node itself)."""
+    create: dict[str, Any]
+    """Keyword arguments of :func:`zarrpy.create_array` (besides the store and name)."""
+    element: int
+    """Estimated bytes of one element in memory."""
+    region: Shape = ()
+    regions: list[tuple[slice, ...]] = field(default_factory=list)
+    """The regions holding stored source data, in order."""
+    nbytes: int = 0
+    """Bytes of the regions to copy (decoded)."""
+    notes: list[str] = field(default_factory=list)
+
+    @property
+    def name(self) -> str:
+        """The array's path below the copied node, as ``/a/b`` (``/`` for the node itself)."""
+        return "/" + self.rel
+
+
+@dataclass
+class CopyResult:
+    """What :func:`copy` did."""
+
+    arrays: list[ArrayPlan]
+    groups: list[str]
+    """Group paths created (relative; '' is the copied node)."""
+    nbytes: int
+    """Decoded bytes moved."""
+    max_memory: int
+    consolidated: bool = False
+    created: dict[str, Array] = field(default_factory=dict)
+    """The destination arrays, by relative path."""
+
+
+# -- options ----------------------------------------------------------------
+def compressor_codecs(text: str, itemsize: int) -> list[dict[str, Any]]:
+    """``--compressor`` as the ``compressors`` list of :func:`zarrpy.create_array`.
+
+    ``none``; ``zstd[:LEVEL]``; ``gzip[:LEVEL]``; ``zlib[:LEVEL]``;
+    ``blosc[:CNAME[:CLEVEL[:SHUFFLE]]]`` (default lz4, 5, and bitshuffle for
+    one-byte elements, else shuffle, as zarr-python). ValueError otherwise.
+    """
+    parts = [p.strip() for p in text.strip().lower().split(":")]
+    name, args = parts[0], parts[1:]
+
+    def level(default: int, low: int, high: int) -> int:
+        if not args:
+            return default
+        if len(args) > 1 or not args[0].lstrip("-").isdigit() or not low <= int(args[0]) <= high:
+            raise CopyError(f"--compressor {text!r}: {name} takes one level from {low} to {high}, e.g. {name}:{default}")
+        return int(args[0])
+
+    if name == "none" and not args:
+        return []
+    if name == "zstd":
+        return [{"name": "zstd", "configuration": {"level": level(3, -131072, 22), "checksum": False}}]
+    if name == "gzip":
+        return [{"name": "gzip", "configuration": {"level": level(6, 0, 9)}}]
+    if name == "zlib":  # numcodecs' zlib: its V3 name (V2 id: zlib)
+        return [{"name": "numcodecs.zlib", "configuration": {"level": level(1, 0, 9)}}]
+    if name == "blosc":
+        if len(args) > 3:
+            raise CopyError(f"--compressor {text!r}: expected blosc:CNAME:CLEVEL[:SHUFFLE], e.g. blosc:lz4:5")
+        cname = args[0] if args else "lz4"
+        if len(args) > 1 and not args[1].isdigit():
+            raise CopyError(f"--compressor {text!r}: the blosc level must be an integer from 0 to 9")
+        clevel = int(args[1]) if len(args) > 1 else 5
+        shuffle = args[2] if len(args) > 2 else ("bitshuffle" if itemsize == 1 else "shuffle")
+        return [{"name": "blosc", "configuration": {"cname": cname, "clevel": clevel, "shuffle": shuffle}}]
+    raise CopyError(f"--compressor {text!r}: expected none, zstd:LEVEL, gzip:LEVEL, zlib:LEVEL or "
+                     "blosc:CNAME:CLEVEL (e.g. zstd:3, blosc:lz4:5, gzip:6)")
+
+
+def _fit(shape: tuple[int, ...], array: Array) -> tuple[int, ...]:
+    """``--chunks``/``--shards`` with -1 standing for a whole dimension."""
+    return tuple(max(s, 1) if c == -1 else c for c, s in zip(shape, array.shape))
+
+
+def _create_arguments(a: Array, options: CopyOptions, fmt: int, rel: str) -> tuple[dict[str, Any], list[str]]:
+    """The :func:`zarrpy.create_array` arguments of ``a``'s copy, and notes for the user."""
+    meta = v3_metadata(a)
+    notes: list[str] = []
+    chunks = a.chunks
+    shards = a.shards
+    if options.chunks is not None and a.ndim:  # a 0-d array has one chunk, of no shape
+        if len(options.chunks) != a.ndim:
+            if rel == "":
+                raise CopyError(f"--chunks has {len(options.chunks)} dimensions, the array has {a.ndim}")
+            notes.append(f"keeps its chunks: --chunks has {len(options.chunks)} dimensions, the array {a.ndim}")
+        else:
+            chunks = _fit(options.chunks, a)
+            if (shards is not None and options.shards is None and not options.no_shards
+                    and any(s % c for s, c in zip(shards, chunks))):
+                raise CopyError(
+                    f"array {'/' + rel!r}: its shards {shards} are not multiples of --chunks {chunks}; "
+                    "give --shards too, or --no-shards")
+    if options.no_shards:
+        shards = None
+    elif options.shards is not None and a.ndim:
+        if len(options.shards) != a.ndim:
+            if rel == "":
+                raise CopyError(f"--shards has {len(options.shards)} dimensions, the array has {a.ndim}")
+            notes.append(f"keeps its shards: --shards has {len(options.shards)} dimensions, the array {a.ndim}")
+        else:
+            shards = _fit(options.shards, a)
+    if fmt == 2:
+        if shards is not None and options.shards is not None and len(options.shards) == a.ndim:
+            raise CopyError("--shards: Zarr V2 has no shards (use --no-shards, or --zarr-format 3)")
+        if shards is not None:
+            notes.append(f"unsharded: Zarr V2 has no shards (chunks {chunks})")
+        shards = None
+    compressors: Any = list(a.compressors)
+    if options.compressor is not None:
+        compressors = compressor_codecs(options.compressor, max(a.dtype.itemsize, 1))
+    create: dict[str, Any] = dict(
+        shape=a.shape, dtype=meta.data_type, chunks=chunks, shards=shards, filters=list(a.filters),
+        serializer=a.serializer, compressors=compressors, fill_value=meta.fill_value,
+        attributes=dict(a.attrs), zarr_format=fmt,
+    )
+    if fmt == 3:
+        create["dimension_names"] = meta.dimension_names
+        if a.zarr_format == 3:
+            create["chunk_key_encoding"] = meta.chunk_key_encoding
+    else:
+        if meta.dimension_names is not None and any(n is not None for n in meta.dimension_names):
+            notes.append("dimension names dropped: Zarr V2 has none")
+        separator = meta.chunk_key_encoding.to_json().get("configuration", {}).get("separator")
+        if a.zarr_format == 2 or meta.chunk_key_encoding.to_json().get("name") == "v2":
+            create["dimension_separator"] = separator
+    return create, notes
+
+
+# -- regions ----------------------------------------------------------------
+def in_flight(region: Shape, unit: Shape, source_chunks: Shape, element: int, workers: int) -> int:
+    """Bytes in memory while a region of shape ``region`` is copied (the model
+    the planner keeps under ``max_memory``; see the constants' docs)."""
+    nbytes = math.prod(region) * element
+    units = math.prod(-(-r // u) for r, u in zip(region, unit))
+    sources = math.prod(-(-r // c) for r, c in zip(region, source_chunks))
+    return (REGION_COPIES * nbytes
+            + min(workers, units) * UNIT_COPIES * math.prod(unit) * element
+            + min(workers, sources) * SOURCE_COPIES * math.prod(source_chunks) * element)
+
+
+def plan_regions(shape: Shape, unit: Shape, source_chunks: Shape, element: int, max_memory: int,
+                 workers: int | None = None) -> Shape:
+    """The shape of the regions an array of ``shape`` is copied in.
+
+    Each is a whole number of destination write units (``unit``: shards or
+    chunks, clipped to the array) along every dimension (or the whole
+    dimension), aligned to ``source_chunks`` too where a common multiple
+    fits, and grown (last dimension first) while :func:`in_flight` stays
+    within ``max_memory`` with ``workers`` codec threads (default: the
+    pool's). MemoryBudgetError if one unit alone does not fit.
+    """
+    if not shape:
+        return ()
+    workers = max_workers() if workers is None else workers
+    clamp = [max(s, 1) for s in shape]
+    unit = tuple(min(u, c) for u, c in zip(unit, clamp))
+    source_chunks = tuple(min(c, s) for c, s in zip(source_chunks, clamp))
+
+    def fits(region: list[int]) -> bool:
+        return in_flight(tuple(region), unit, source_chunks, element, workers) <= max_memory
+
+    region = list(unit)
+    if not fits(region):
+        need = in_flight(unit, unit, source_chunks, element, workers)
+        raise MemoryBudgetError(
+            f"one destination write unit of shape {unit} holds {format_bytes(math.prod(unit) * element)} of "
+            f"elements, and copying it needs up to {format_bytes(need)} in flight (the elements, a copy being "
+            f"encoded, the encoded bytes, and the source chunks being decoded), more than --max-memory "
+            f"{format_bytes(max_memory)}: give a larger --max-memory, or smaller --shards/--chunks")
+    # Align to the source chunks where the common multiple fits: each source chunk is then decoded once.
+    for d in reversed(range(len(shape))):
+        aligned = min(math.lcm(unit[d], source_chunks[d]), clamp[d])
+        trial = region[:d] + [aligned] + region[d + 1:]
+        if aligned > region[d] and fits(trial):
+            region = trial
+    # Grow by whole steps (of the size reached so far) while it fits, last dimension first.
+    for d in reversed(range(len(shape))):
+        step = region[d]
+        low, high = 1, -(-clamp[d] // step)  # the largest multiple that fits, by bisection
+        while low < high:
+            mid = (low + high + 1) // 2
+            if fits(region[:d] + [min(step * mid, clamp[d])] + region[d + 1:]):
+                low = mid
+            else:
+                high = mid - 1
+        region[d] = min(step * low, clamp[d])
+        if region[d] < clamp[d]:
+            break
+    return tuple(region)
+
+
+def _regions_with_data(a: Array, region: Shape) -> list[tuple[slice, ...]]:
+    """The regions (of shape ``region``) that hold at least one stored source chunk, in C order."""
+    if not a.shape:
+        return [()] if a.stored_chunk_keys() else []
+    outer = outer_shape(a)
+    touched: set[tuple[int, ...]] = set()
+    for obj in stored_objects(a):
+        if not in_grid(a, obj.coords):
+            continue
+        box = chunk_region(a, obj.coords, outer)
+        spans = [range(b.start // r, max(b.stop - 1, b.start) // r + 1) for b, r in zip(box, region)]
+        touched.update(_product(spans))
+    return [chunk_region(a, idx, region) for idx in sorted(touched)]
+
+
+def _product(ranges: list[range]) -> list[tuple[int, ...]]:
+    return [tuple(p) for p in itertools.product(*ranges)]
+
+
+def _sample(a: Array) -> Any:
+    """A small part of ``a`` holding stored data (one chunk), to size its elements."""
+    if a.shape and a.size and v3_metadata(a).data_type.is_variable:
+        for obj in stored_objects(a):
+            if in_grid(a, obj.coords):
+                return a.read_chunks(inner_chunks(a, obj.coords)[:1])[0]
+    return None
+
+
+# -- planning ---------------------------------------------------------------
+def _plan_array(a: Array, rel: str, options: CopyOptions, fmt: int) -> ArrayPlan:
+    where = f"array {'/' + rel!r}: "
+    create, notes = _create_arguments(a, options, fmt, rel)
+    # Validate the whole destination array (codecs, V2 form, shard/chunk fit) in memory first.
+    try:
+        probe = api.create_array({}, **create)
+    except (ZarrpyError, ValueError, TypeError) as exc:
+        raise type(exc)(where + str(exc)) from exc
+    element = element_nbytes(a, _sample(a))
+    unit = outer_shape(probe)
+    if probe.shards is not None:  # edge shards hold only the inner chunks inside the array
+        unit = tuple(min(u, -(-max(s, 1) // c) * c) for u, s, c in zip(unit, a.shape, probe.chunks))
+    try:
+        region = plan_regions(a.shape, unit, a.chunks, element, options.max_memory)
+    except MemoryBudgetError as exc:
+        raise MemoryBudgetError(where + str(exc)) from None
+    plan = ArrayPlan(a, rel, create, element, region, notes=notes)
+    plan.regions = _regions_with_data(a, region) if a.size else []
+    plan.nbytes = sum(nbytes_of(r, element) for r in plan.regions) if a.shape else element * len(plan.regions)
+    return plan
+
+
+def _check_not_overlapping(source: Store, src_path: str, dest: Store) -> None:
+    """Refuse to copy a directory store into itself or into a directory inside it (or the reverse)."""
+    if isinstance(source, LocalStore) and isinstance(dest, LocalStore):
+        src = os.path.realpath(os.path.join(source.root, src_path))
+        dst = os.path.realpath(dest.root)
+        if src == dst or dst.startswith(src + os.sep) or src.startswith(dst + os.sep):
+            raise CopyError(f"cannot copy {source.display_name!r} into {dest.display_name!r}: the two overlap")
+    elif source.display_name == dest.display_name:
+        raise CopyError(f"cannot copy {source.display_name!r} onto itself")
+
+
+def copy(
+    source: Any,
+    dest: Any,
+    *,
+    path: str | None = None,
+    options: CopyOptions = CopyOptions(),
+    overwrite: bool = False,
+    progress: Callable[[int, int], Progress] | None = None,
+) -> CopyResult:
+    """Copy the node at ``path`` of ``source`` (a path, URL or Store) to the root of ``dest``.
+
+    ``progress(total_bytes, narrays)`` makes the progress bar (or None for
+    none). Everything is planned and validated before anything is written.
+    Raises NodeExistsError when ``dest`` holds a node and not ``overwrite``,
+    MemoryBudgetError when one write unit does not fit ``max_memory``.
+    """
+    src_store = source if isinstance(source, Store) else store_from_url(source, read_only=True)
+    src_path = normalize_path(path)
+    node = api.open(src_store, mode="r", path=src_path, use_consolidated=False)
+    dst_store = dest if isinstance(dest, Store) else store_from_url(dest)
+    _check_not_overlapping(src_store, src_path, dst_store)
+    fmt = options.zarr_format or node.zarr_format
+    if fmt not in (2, 3):
+        raise CopyError(f"--zarr-format must be 2 or 3, got {fmt!r}")
+    members: list[tuple[str, Array | Group]] = [("", node)]
+    if isinstance(node, Group):
+        members += list(node.members(max_depth=None))
+    plans = [_plan_array(m, rel, options, fmt) for rel, m in members if isinstance(m, Array)]
+    if not overwrite and node_exists(dst_store, ""):
+        raise NodeExistsError(f"{dst_store.display_name!r} already holds a Zarr node; pass --overwrite to replace it")
+    groups: list[str] = []
+    created: dict[str, Array] = {}
+    by_rel = {p.rel: p for p in plans}
+    if isinstance(node, Group):
+        root = api.open_group(dst_store, mode="w", zarr_format=fmt, attributes=dict(node.attrs))
+        groups.append("")
+        for rel, m in members[1:]:
+            if isinstance(m, Group):
+                root.create_group(rel, attributes=dict(m.attrs))
+                groups.append(rel)
+            else:
+                created[rel] = root.create_array(rel, **by_rel[rel].create)
+    else:
+        created[""] = api.create_array(dst_store, overwrite=True, **plans[0].create)
+    total = sum(p.nbytes for p in plans)
+    bar = progress(total, len(plans)) if progress is not None else None
+    moved = 0
+    try:
+        for plan in plans:
+            target = created[plan.rel]
+            label = f"cp {plan.name}" if len(plans) > 1 else None
+            for region in plan.regions:
+                try:
+                    data = plan.source[region]
+                except ChunkDecodeError as exc:
+                    error = type(exc)(f"{exc}; the copy at {dst_store.display_name!r} is incomplete "
+                                      "(zarrpy verify lists the bad chunks of the source)")
+                    error.key = getattr(exc, "key", None)  # type: ignore[attr-defined]
+                    raise error from exc
+                target[region] = data
+                del data  # before the next read: never two regions in memory
+                n = nbytes_of(region, plan.element) if region else plan.element
+                moved += n
+                if bar is not None:
+                    bar.advance(n, label)
+    finally:
+        if bar is not None:
+            bar.close()
+    consolidated = False
+    if isinstance(node, Group) and _had_consolidated(src_store, src_path):
+        consolidate_metadata(dst_store)
+        consolidated = True
+    return CopyResult(plans, groups, moved, options.max_memory, consolidated, created)
+
+
+def _had_consolidated(store: Store, path: str) -> bool:
+    group = api.open_group(store, mode="r", path=path)
+    return group.consolidated_metadata is not None
+
+
+def run_cp(args: Any) -> int:
+    """``zarrpy cp`` with parsed arguments (see :mod:`zarrpy.tools.cli`): copy, then print what was copied."""
+    from ._nodes import codec_summary, dtype_text
+    from .progress import wanted
+
+    options = CopyOptions(chunks=args.chunks, shards=args.shards, no_shards=args.no_shards,
+                          compressor=args.compressor, zarr_format=args.zarr_format, max_memory=args.max_memory)
+    show = wanted(args.quiet)
+    result = copy(args.source, args.dest, path=args.path, options=options, overwrite=args.overwrite,
+                  progress=lambda total, n: Progress(total, "cp", in_bytes=True, enabled=show))
+    for plan in result.arrays:
+        a = result.created[plan.rel]
+        layout = f"chunks {a.chunks}" + (f", shards {a.shards}" if a.shards is not None else "")
+        print(f"{plan.name} {a.shape} {dtype_text(a)}: V{a.zarr_format}, {layout}, {codec_summary(a)}; "
+              f"{len(plan.regions)} region(s) of {plan.region} ({format_bytes(plan.nbytes)})")
+        for note in plan.notes:
+            print(f"  note: {plan.name} {note}")
+    groups = f"{len(result.groups)} group(s), " if result.groups else ""
+    print(f"copied {groups}{len(result.arrays)} array(s), {format_bytes(result.nbytes)} of data, to {args.dest}"
+          f" (at most {format_bytes(result.max_memory)} in flight)"
+          + ("; consolidated metadata rewritten" if result.consolidated else ""))
+    return 0
+
+
+__all__ = [
+    "DEFAULT_MAX_MEMORY",
+    "ArrayPlan",
+    "CopyError",
+    "CopyOptions",
+    "CopyResult",
+    "MemoryBudgetError",
+    "compressor_codecs",
+    "copy",
+    "in_flight",
+    "plan_regions",
+    "run_cp",
+]
