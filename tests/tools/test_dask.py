@@ -212,7 +212,7 @@ def test_rechunk_aligns_only_what_is_misaligned_to_multiples_of_the_unit(threads
     assert dask_io._aligned_blocks(5, 10, 4) == (3, 4, 3)
     assert dask_io._aligned_blocks(0, 8, 4) == (4, 4)
     assert dask_io._aligned_blocks(3, 0, 4) == (0,)
-    assert dask_io._first_misaligned((4, 8, 4, 1), 0, 4) is None  # irregular but aligned
+    assert dask_io.first_misaligned((4, 8, 4, 1), 0, 4) is None  # irregular but aligned
 
 
 def test_safe_chunks_false_is_for_one_process(threads):

@@ -272,7 +272,7 @@ def _aligned(x: Any, array: Array, starts: Sequence[int], rechunk: bool, check: 
     unit = write_unit(array)
     fixes: dict[int, tuple[int, ...]] = {}
     for dim, (blocks, start, size) in enumerate(zip(x.chunks, starts, unit)):
-        bad = _first_misaligned(blocks, start, size)
+        bad = first_misaligned(blocks, start, size)
         if bad is None:
             continue
         if rechunk:
@@ -282,7 +282,7 @@ def _aligned(x: Any, array: Array, starts: Sequence[int], rechunk: bool, check: 
     return x.rechunk(fixes) if fixes else x
 
 
-def _first_misaligned(blocks: Sequence[int], start: int, size: int) -> int | None:
+def first_misaligned(blocks: Sequence[int], start: int, size: int) -> int | None:
     """The first boundary between two blocks (in array coordinates) that is
     not a multiple of ``size``, or None."""
     edge = start

@@ -44,6 +44,8 @@ from ..codecs.abc import ArrayToBytesCodec
 from ..codecs.user_forms import codec_from_any
 from ..metadata.v2 import ArrayMetadataV2
 from .xarray_backend import DIMENSION_KEY
+from ..errors import ChunkAlignmentError
+from .dask_io import first_misaligned
 
 _ENCODING_KEYS = frozenset({"chunks", "shards", "compressors", "filters", "serializer", "chunk_key_encoding",
                             "write_empty_chunks", "cache_metadata"})
@@ -271,19 +273,17 @@ def _check_dask_chunks(name: str, dask_chunks: tuple[tuple[int, ...], ...], chun
                        shards: tuple[int, ...] | None) -> None:
     """Every dask block but the last along a dimension must end on a boundary
     of the array's chunks (shards, when sharded): else two tasks would write
-    one stored object."""
+    one stored object (ChunkAlignmentError, a ValueError)."""
     what, grid = ("chunk", chunks) if shards is None else ("shard", shards)
     for dim, (sizes, unit) in enumerate(zip(dask_chunks, grid)):
-        end = 0
-        for size in sizes[:-1]:
-            end += size
-            if end % unit:
-                raise ValueError(
-                    f"variable {name!r}: dask chunks {sizes} along dimension {dim} do not align with the stored "
-                    f"{what} size {unit} (a block ends at {end}), so two dask tasks would write the same stored "
-                    "object; rechunk with .chunk(), change encoding['chunks'] or ['shards'], or pass "
-                    "safe_chunks=False (safe with dask's threaded scheduler only)"
-                )
+        end = first_misaligned(sizes, 0, unit)
+        if end is not None:
+            raise ChunkAlignmentError(
+                f"variable {name!r}: dask chunks {sizes} along dimension {dim} do not align with the stored "
+                f"{what} size {unit} (a block ends at {end}), so two dask tasks would write the same stored "
+                "object; rechunk with .chunk(), change encoding['chunks'] or ['shards'], or pass "
+                "safe_chunks=False (safe with dask's threaded scheduler only)"
+            )
 
 
 def _with_null_fill_value(array: Array) -> Array:
