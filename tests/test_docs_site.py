@@ -36,6 +36,7 @@ EXAMPLE_PAGES = [
     "guide/arrays.md",
     "guide/indexing.md",
     "guide/groups.md",
+    "guide/stores.md",
     "guide/codecs.md",
     "guide/sharding.md",
     "guide/strings.md",

@@ -84,7 +84,9 @@ CODECS_EXPORTS = {
     "ShardingCodec", "VlenUtf8Codec", "VlenBytesCodec", "VLenUTF8Codec", "VLenBytesCodec",
     "VlenV2Codec", "VlenCodec", "VlenArrayCodec", "from_numcodecs",
 }  # fmt: skip
-STORES_EXPORTS = {"FsspecStore", "LocalStore", "MemoryStore", "Store", "ZipStore", "store_from_url"}
+STORES_EXPORTS = {
+    "FsspecStore", "LocalStore", "MemoryStore", "ObjectStore", "Store", "ZarrPythonStore", "ZipStore", "store_from_url",
+}
 
 
 def test_all_is_pinned_and_sorted():

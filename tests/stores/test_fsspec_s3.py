@@ -1,92 +1,27 @@
 """FsspecStore against a real S3 API: moto's server on 127.0.0.1, via s3fs.
 
-The server runs in a thread of this process for the module, on a free port;
-credentials are dummies and every client timeout is bounded.
+The server (tests/stores/s3_server.py) runs in a thread of this process for
+the module, on a free port; credentials are dummies and every client timeout
+is bounded.
 """
 
 from __future__ import annotations
 
-import os
 import pickle
 import uuid
-from typing import Any, Iterator
+from typing import Any
 
 import pytest
 
 pytest.importorskip("s3fs")
-moto_server = pytest.importorskip("moto.server")
 
 import s3fs  # noqa: E402
 
 from zarrpy.core.byte_range import RangeRequest, SuffixRequest  # noqa: E402
 from zarrpy.stores import FsspecStore, store_from_url  # noqa: E402
 
+from .s3_server import BUCKET, s3_options  # noqa: E402, F401 - tests/test_info.py imports them from here
 from .test_fsspec import FsspecContract  # noqa: E402
-
-BUCKET = "zarrpy-test"
-DUMMY_ENV = {
-    "AWS_ACCESS_KEY_ID": "testing",
-    "AWS_SECRET_ACCESS_KEY": "testing",
-    "AWS_SESSION_TOKEN": "testing",
-    "AWS_DEFAULT_REGION": "us-east-1",
-    "AWS_EC2_METADATA_DISABLED": "true",
-    "AWS_CONFIG_FILE": os.devnull,
-    "AWS_SHARED_CREDENTIALS_FILE": os.devnull,
-}
-
-
-def _one_server_header(mp: pytest.MonkeyPatch) -> None:
-    """Make moto's server send one ``Server`` header, not two.
-
-    Werkzeug sends its own and moto adds ``Server: AmazonS3``; aiohttp's
-    pure-Python parser (used under ``python -X dev`` or without its C
-    extension) rejects the duplicate. Test-only patch, undone with ``mp``.
-    """
-    try:
-        from moto.moto_server.werkzeug_app import MotoRequestHandler
-    except ImportError:  # another moto layout: leave it alone
-        return
-    original = MotoRequestHandler.send_header
-
-    def send_header(self, keyword: str, value: str) -> None:  # type: ignore[no-untyped-def]
-        if keyword.lower() == "server":
-            if getattr(self, "_zarrpy_server_sent", None) is self.requestline:
-                return
-            self._zarrpy_server_sent = self.requestline
-        original(self, keyword, value)
-
-    mp.setattr(MotoRequestHandler, "send_header", send_header)
-
-
-@pytest.fixture(scope="module")
-def s3_options() -> Iterator[dict[str, Any]]:
-    with pytest.MonkeyPatch.context() as mp:
-        for name, value in DUMMY_ENV.items():
-            mp.setenv(name, value)
-        mp.delenv("AWS_PROFILE", raising=False)
-        _one_server_header(mp)
-        server = moto_server.ThreadedMotoServer(ip_address="127.0.0.1", port=0, verbose=False)
-        server.start()
-        try:
-            host, port = server.get_host_and_port()
-            options: dict[str, Any] = {
-                "endpoint_url": f"http://{host}:{port}",
-                "key": "testing",
-                "secret": "testing",
-                "config_kwargs": {
-                    "connect_timeout": 5,
-                    "read_timeout": 10,
-                    "retries": {"max_attempts": 1},
-                },
-            }
-            fs = s3fs.S3FileSystem(**options)
-            # moto keeps buckets per process: a second server for another module
-            # reusing this fixture (tests/test_info.py) already has the bucket.
-            fs.makedirs(BUCKET, exist_ok=True)
-            yield options
-        finally:
-            server.stop()
-
 
 class TestFsspecS3(FsspecContract):
     threads = 4

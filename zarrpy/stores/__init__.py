@@ -10,7 +10,15 @@ a URL) into a :class:`Store`:
 ``"file:///abs/x.zarr"``                         ``LocalStore``
 path or ``file://`` URL of an existing zip file  ``ZipStore(path, mode="r")``
 ``"memory://x"``, ``"s3://b/x"``, ``"zip::…"``   ``FsspecStore.from_url`` (zip: reads)
+``fsspec.FSMap`` (``fsspec.get_mapper(url)``)    ``FsspecStore(map.fs, map.root)``
+a zarr-python 3 store (also icechunk's)          ``ZarrPythonStore(store)``
+an ``obstore.store`` object (``S3Store`` …)      ``ObjectStore(store)``
 ===============================================  =====================================
+
+A wrapped FSMap, zarr-python or obstore store takes ``read_only`` as a path
+or URL does (a zarr-python store that is read-only itself stays so).
+zarr-python and obstore are never imported to recognise their stores: an
+object can only be one of them when its package is already imported.
 
 Zip archives: a path is a directory for a ``LocalStore`` (as in zarr-python
 3), except that a path naming an existing zip *file* opens it read-only as a
@@ -29,12 +37,16 @@ from typing import Any, Mapping
 from urllib.parse import urlsplit
 from urllib.request import url2pathname
 
+from fsspec.mapping import FSMap
+
 from ._confine import real_dir
 from .abc import Store
 from ._store_like import StoreLike
 from .fsspec import FsspecStore
 from .local import LocalStore
 from .memory import MemoryStore
+from .obstore import ObjectStore, is_obstore_store
+from .zarr_python import ZarrPythonStore, is_zarr_python_store
 from .zip import ZipStore
 
 
@@ -62,7 +74,9 @@ def store_from_url(
     ``storage_options`` goes to fsspec's local filesystem. A chained URL
     (``zip::file:///a.zip``, ``simplecache::s3://…``) reaches fsspec untouched.
     A path to an existing zip file opens a read-only :class:`ZipStore`.
-    A Store passed in is returned as is, whatever ``read_only`` says.
+    A Store passed in is returned as is, whatever ``read_only`` says; an
+    ``fsspec.FSMap``, a zarr-python store or an obstore store is wrapped
+    (and takes ``read_only``).
     """
     if isinstance(store_like, Store):
         return store_like
@@ -70,6 +84,17 @@ def store_from_url(
         if storage_options:
             raise TypeError("storage_options are only used with fsspec URLs, not with a dict")
         return MemoryStore(store_like, read_only=read_only)
+    if isinstance(store_like, FSMap) or is_zarr_python_store(store_like) or is_obstore_store(store_like):
+        if storage_options:
+            raise TypeError(
+                f"storage_options are only used with fsspec URLs, not with a {type(store_like).__name__} "
+                "(it is configured already)"
+            )
+        if isinstance(store_like, FSMap):
+            return FsspecStore(store_like.fs, store_like.root, read_only=read_only)
+        if is_zarr_python_store(store_like):
+            return ZarrPythonStore(store_like, read_only=read_only)
+        return ObjectStore(store_like, read_only=read_only)
     if isinstance(store_like, os.PathLike):
         store_like = os.fspath(store_like)
     if not isinstance(store_like, str):
@@ -92,4 +117,6 @@ def store_from_url(
     return FsspecStore.from_url(url, storage_options=dict(storage_options or {}), read_only=read_only)
 
 
-__all__ = ["FsspecStore", "LocalStore", "MemoryStore", "Store", "ZipStore", "store_from_url"]
+__all__ = [
+    "FsspecStore", "LocalStore", "MemoryStore", "ObjectStore", "Store", "ZarrPythonStore", "ZipStore", "store_from_url",
+]

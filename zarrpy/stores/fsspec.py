@@ -61,6 +61,7 @@ from fsspec.implementations.zip import ZipFileSystem
 
 from ..core.byte_range import ByteRequest, OffsetRequest, RangeRequest, SuffixRequest
 from ..errors import KeyNotFoundError, ReadOnlyError, StoreError
+from ._ranges import clamp, is_empty, trim
 from ._tempfiles import TMP_PREFIX, temp_name
 from .abc import Store, store_error, validate_key, validate_prefix
 
@@ -95,12 +96,6 @@ def _zip_write_mode(url: str, options: dict[str, Any]) -> str | None:
     return mode if mode not in (None, "r", "rb") else None
 
 
-def _is_empty(request: ByteRequest | None) -> bool:
-    return (isinstance(request, RangeRequest) and request.start == request.end) or (
-        isinstance(request, SuffixRequest) and request.length == 0
-    )
-
-
 def _limits(request: ByteRequest | None) -> tuple[int | None, int | None]:
     """``(start, end)`` for ``cat_file``; a suffix is a negative start."""
     if request is None:
@@ -112,17 +107,6 @@ def _limits(request: ByteRequest | None) -> tuple[int | None, int | None]:
     if isinstance(request, SuffixRequest):
         return -request.length, None
     raise TypeError(f"not a byte request: {request!r}")
-
-
-def _trim(data: bytes, request: ByteRequest | None) -> bytes:
-    # A server that ignores the Range header answers with the whole value;
-    # fsspec passes that through. When the answer is longer than what was
-    # asked for it can only be the whole value, so cut the request out of it.
-    if isinstance(request, RangeRequest) and len(data) > request.end - request.start:
-        return data[request.start : request.end]
-    if isinstance(request, SuffixRequest) and len(data) > request.length:
-        return data[len(data) - request.length :]
-    return data
 
 
 def _reopen(url: str, storage_options: dict[str, Any], read_only: bool) -> "FsspecStore":
@@ -212,7 +196,7 @@ class FsspecStore(Store):
     # -- reads ---------------------------------------------------------------
     def get(self, key: str, byte_range: ByteRequest | None = None) -> bytes | None:
         path = self._full(key)
-        if _is_empty(byte_range):
+        if is_empty(byte_range):
             return b"" if self._size(key, path) is not None else None
         start, end = _limits(byte_range)
         try:
@@ -221,7 +205,7 @@ class FsspecStore(Store):
             return None
         except Exception as exc:  # noqa: BLE001 - retried once, then named
             return self._get_fallback(key, path, byte_range, exc)
-        return _trim(data, byte_range)
+        return trim(data, byte_range)
 
     def exists(self, key: str) -> bool:
         """Whether ``key`` holds a value, from metadata (no data is read)."""
@@ -272,16 +256,11 @@ class FsspecStore(Store):
         nbytes = self._size(key, path)
         if nbytes is None:
             return None
-        if isinstance(request, RangeRequest):
-            start, end = request.start, min(request.end, nbytes)
-        elif isinstance(request, OffsetRequest):
-            start, end = request.offset, nbytes
-        else:
-            start, end = max(0, nbytes - request.length), nbytes
+        start, end = clamp(request, nbytes)
         if start >= end:
             return b""
         try:
-            return _trim(self.fs.cat_file(path, start=start, end=end), RangeRequest(start, end))
+            return trim(self.fs.cat_file(path, start=start, end=end), RangeRequest(start, end))
         except self._missing:
             return None
         except Exception as exc2:  # noqa: BLE001
@@ -299,7 +278,7 @@ class FsspecStore(Store):
         ends: list[int | None] = []
         for i, (key, request) in enumerate(requests):
             path = self._full(key)
-            if _is_empty(request):
+            if is_empty(request):
                 out[i] = self.get(key, request)
                 continue
             start, end = _limits(request)
@@ -322,7 +301,7 @@ class FsspecStore(Store):
             elif isinstance(result, BaseException):
                 out[i] = self._get_fallback(key, path, request, result)
             else:
-                out[i] = _trim(result, request)
+                out[i] = trim(result, request)
         return out
 
     # -- writes --------------------------------------------------------------

@@ -1,0 +1,472 @@
+"""A store over obstore (Rust's ``object_store``): S3, GCS, Azure, HTTP, local files, memory.
+
+Needs the optional extra ``zarrpy[obstore]``; obstore is imported only when
+an :class:`ObjectStore` is made. Wrap an ``obstore.store`` object, with an
+optional key prefix inside it::
+
+    from obstore.store import S3Store
+    from zarrpy.stores import ObjectStore
+
+    store = ObjectStore(S3Store("bucket", prefix="data", region="eu-west-1"), prefix="x.zarr")
+    a = zarrpy.open_array(store)                       # or simply store=S3Store(...)
+
+:func:`~zarrpy.stores.store_from_url` wraps an obstore store passed as
+``store=`` itself. ``ObjectStore.from_url("s3://bucket/x.zarr", region=...)``
+builds one with ``obstore.store.from_url``.
+
+**Requests.** A single read is one ``get`` (a ranged one for a byte range,
+an ``offset`` or ``suffix`` range for the others). A batch
+(:meth:`ObjectStore.get_partial_values`, which zarrpy's chunk reads use)
+runs concurrently on one event loop (fsspec's I/O thread, the one loop
+:class:`~zarrpy.stores.fsspec.FsspecStore` uses for async filesystems), at
+most :attr:`ObjectStore.max_concurrency` requests at once; the byte ranges
+of one key go out in one ``obstore.get_ranges`` call. zarrpy merges nearby
+ranges itself (:func:`~zarrpy.core.byte_range.read_coalesced`), so obstore
+is asked not to merge them again (``coalesce=0``, where obstore has it).
+Listing uses ``obstore.list`` (sizes come with it) and
+``obstore.list_with_delimiter``; writes ``obstore.put`` (atomic: object
+stores replace whole objects, obstore's ``LocalStore`` renames a temporary
+file); ``delete_prefix`` is one bulk ``obstore.delete``.
+
+**Same answers as every zarrpy store.** Keys are checked first (no ``..``);
+a range past the end is clamped, a start at or past the end gives ``b""``
+(object_store refuses both: the request is asked again within the value's
+size, only when it happens), a missing key reads as None, and any other
+failure is a :class:`~zarrpy.errors.StoreError` naming the key.
+
+**Pickling.** obstore's S3, GCS, Azure, HTTP and local stores pickle (by
+their configuration: credentials travel with it), and so does an
+``ObjectStore`` over one. obstore's ``MemoryStore`` does not: pickling an
+``ObjectStore`` over it raises a ``TypeError`` saying so.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import functools
+import importlib
+import os
+import pickle
+import sys
+from pathlib import Path
+from typing import Any, Awaitable, Callable, Hashable, Iterator, Sequence, TypeVar
+
+from fsspec.asyn import get_loop, sync
+
+from ..core.byte_range import ByteRequest, OffsetRequest, RangeRequest, SuffixRequest
+from ..errors import KeyNotFoundError
+from ._ranges import clamp, is_empty, trim
+from .abc import Store, store_error, validate_key, validate_prefix
+
+T = TypeVar("T")
+
+_EXTRA_HINT = "zarrpy.stores.ObjectStore needs obstore: pip install 'zarrpy[obstore]'"
+
+# obstore's store classes (obstore.store.<name>).
+_KINDS = ("S3Store", "GCSStore", "AzureStore", "HTTPStore", "LocalStore", "MemoryStore")
+
+# Bucket (or container) name in each cloud store's configuration, and the URL scheme.
+_BUCKETS = {
+    "S3Store": ("s3", ("bucket", "aws_bucket", "aws_bucket_name", "bucket_name")),
+    "GCSStore": ("gs", ("bucket", "google_bucket", "google_bucket_name", "bucket_name")),
+    "AzureStore": ("az", ("container_name", "azure_container_name")),
+}
+
+_LIST_CHUNK = 1000
+
+
+def _obstore() -> Any:
+    """The obstore module, or an ImportError naming the extra."""
+    try:
+        return importlib.import_module("obstore")
+    except ImportError as exc:
+        raise ImportError(f"{_EXTRA_HINT} ({exc})") from exc
+
+
+def is_obstore_store(obj: object) -> bool:
+    """Whether ``obj`` is an ``obstore.store`` object, asked without
+    importing obstore: if it is not imported, no object can be one."""
+    module = sys.modules.get("obstore.store")
+    if module is None:
+        return False
+    classes = tuple(c for c in (getattr(module, name, None) for name in _KINDS) if isinstance(c, type))
+    return isinstance(obj, classes)
+
+
+def _url_of(store: Any, prefix: str) -> str | None:
+    """``s3://bucket/prefix``, ``file:///dir``, the HTTP URL …; None in memory."""
+    kind = type(store).__name__
+    base: str | None = None
+    if kind == "LocalStore":
+        root = getattr(store, "prefix", None)
+        base = Path(os.path.abspath(root if root is not None else "/")).as_uri()
+    elif kind == "HTTPStore":
+        base = getattr(store, "url", None)
+    elif kind in _BUCKETS:
+        scheme, names = _BUCKETS[kind]
+        config = getattr(store, "config", None) or {}
+        bucket = next((config[n] for n in names if config.get(n)), None)
+        if bucket is not None:
+            inner = str(getattr(store, "prefix", None) or "").strip("/")
+            base = f"{scheme}://{bucket}" + (f"/{inner}" if inner else "")
+    if base is None:
+        return None
+    return base.rstrip("/") + (f"/{prefix}" if prefix else "")
+
+
+def _endpoint_of(store: Any) -> str | None:
+    config = getattr(store, "config", None) or {}
+    for name in ("endpoint", "aws_endpoint", "aws_endpoint_url", "endpoint_url", "google_endpoint"):
+        if config.get(name):
+            return str(config[name])
+    return None
+
+
+def _unpickle(payload: bytes, prefix: str, read_only: bool) -> ObjectStore:
+    return ObjectStore(pickle.loads(payload), prefix, read_only=read_only)
+
+
+def _disjoint(ranges: list[tuple[int, RangeRequest]]) -> tuple[list[tuple[int, RangeRequest]], list[int]]:
+    """Split ``(index, range)`` pairs into ranges that neither overlap nor
+    touch (one ``get_ranges`` call: obstore merges touching ranges, and a
+    merged read past the end of the value fails inside obstore) and the
+    indices of the rest."""
+    batch: list[tuple[int, RangeRequest]] = []
+    rest: list[int] = []
+    end = -1
+    for i, request in sorted(ranges, key=lambda item: (item[1].start, item[1].end)):
+        if request.start > end:
+            batch.append((i, request))
+            end = request.end
+        else:
+            rest.append(i)
+    return batch, rest
+
+
+class ObjectStore(Store):
+    """Keys under ``prefix`` of an obstore store.
+
+    Parameters
+    ----------
+    store
+        An ``obstore.store`` object: ``S3Store``, ``GCSStore``, ``AzureStore``,
+        ``HTTPStore``, ``LocalStore``, ``MemoryStore``.
+    prefix
+        Where the keys start inside ``store`` (``"x.zarr"``; ``""``: at its root).
+    read_only
+        Refuse ``set`` and ``delete`` with :class:`~zarrpy.errors.ReadOnlyError`.
+    """
+
+    max_concurrency: int = 64
+    """Requests of one batch in flight at once."""
+
+    def __init__(self, store: Any, prefix: str = "", read_only: bool = False) -> None:
+        self._obs = _obstore()
+        if not is_obstore_store(store):
+            raise TypeError(
+                f"ObjectStore wraps an obstore store (obstore.store.S3Store, LocalStore, …), not {store!r}; "
+                "for a URL use ObjectStore.from_url"
+            )
+        self.store = store
+        self.prefix = validate_prefix(prefix.strip("/")) if prefix.strip("/") else ""
+        self._prefix = self.prefix + "/" if self.prefix else ""
+        self.read_only = read_only
+        kind = type(store).__name__
+        if kind in ("MemoryStore", "LocalStore"):
+            self.whole_read_nbytes = 1 << 20  # as zarrpy's memory and local stores
+        self._process_local = kind == "MemoryStore"
+        self._url = _url_of(store, self.prefix)
+        exceptions = importlib.import_module("obstore.exceptions")
+        self._missing: tuple[type[BaseException], ...] = (FileNotFoundError,) + tuple(
+            c for c in (getattr(exceptions, "NotFoundError", None),) if isinstance(c, type)
+        )
+        signature = getattr(self._obs.get_ranges_async, "__text_signature__", None) or ""
+        self._no_merge: dict[str, int] = {"coalesce": 0} if "coalesce" in signature else {}
+
+    @classmethod
+    def from_url(cls, url: str, *, prefix: str = "", read_only: bool = False, **options: Any) -> ObjectStore:
+        """``ObjectStore(obstore.store.from_url(url, **options), prefix)``: the
+        URL's path becomes the obstore store's own prefix; ``options`` are
+        obstore's (``region=``, ``config=``, ``client_options=``, …)."""
+        _obstore()
+        store = importlib.import_module("obstore.store").from_url(url, **options)
+        return cls(store, prefix, read_only=read_only)
+
+    # -- helpers ----------------------------------------------------------------------
+    def _path(self, key: str) -> str:
+        return self._prefix + validate_key(key)
+
+    def _run(self, func: Callable[..., Awaitable[T]], *args: Any) -> T:
+        """Run the coroutine ``func(*args)`` on fsspec's I/O loop and wait for it."""
+        result: T = sync(get_loop(), func, *args)
+        return result
+
+    def _head_size(self, path: str) -> int | None:
+        """The size of the object at ``path``, None if there is none."""
+        return self._run(self._head_size_async, path)
+
+    async def _head_size_async(self, path: str) -> int | None:
+        try:
+            meta = await self._obs.head_async(self.store, path)
+        except self._missing:
+            return None
+        return int(meta["size"])
+
+    # -- reads --------------------------------------------------------------------------
+    async def _get(self, key: str, request: ByteRequest | None) -> bytes | None:
+        obs, path = self._obs, self._path(key)
+        if is_empty(request):
+            return b"" if await self._head_size_async(path) is not None else None
+        try:
+            if isinstance(request, RangeRequest):
+                data = await obs.get_range_async(self.store, path, start=request.start, end=request.end)
+            else:
+                options: dict[str, Any] | None = None
+                if isinstance(request, OffsetRequest):
+                    options = {"range": {"offset": request.offset}}
+                elif isinstance(request, SuffixRequest):
+                    options = {"range": {"suffix": request.length}}
+                result = await obs.get_async(self.store, path, options=options)
+                data = await result.bytes_async()
+        except self._missing:
+            return None
+        except Exception:
+            if request is None:
+                raise
+            return await self._get_clamped(path, request)
+        return trim(bytes(data), request)
+
+    async def _get_clamped(self, path: str, request: ByteRequest) -> bytes | None:
+        """Read ``request`` again as a range within the value's size
+        (object_store refuses a start at or past the end)."""
+        nbytes = await self._head_size_async(path)
+        if nbytes is None:
+            return None
+        start, end = clamp(request, nbytes)
+        if start >= end:
+            return b""
+        try:
+            data = await self._obs.get_range_async(self.store, path, start=start, end=end)
+        except self._missing:
+            return None
+        return trim(bytes(data), RangeRequest(start, end))
+
+    async def _get_ranges(self, key: str, requests: list[RangeRequest]) -> list[bytes | None]:
+        """Several disjoint ranges of one key with one ``get_ranges`` call."""
+        try:
+            got = await self._obs.get_ranges_async(
+                self.store, self._path(key), starts=[r.start for r in requests], ends=[r.end for r in requests],
+                **self._no_merge,
+            )
+        except self._missing:
+            return [None] * len(requests)
+        except Exception:  # noqa: BLE001 - a start past the end (or an obstore panic): range by range
+            return [await self._get(key, r) for r in requests]
+        return [trim(bytes(data), r) for data, r in zip(got, requests)]
+
+    async def _get_many(
+        self, requests: Sequence[tuple[str, ByteRequest | None]]
+    ) -> list[bytes | None | BaseException]:
+        ranges: dict[str, list[tuple[int, RangeRequest]]] = {}
+        calls: list[Callable[[], Awaitable[list[bytes | None]]]] = []
+        slots: list[list[int]] = []
+
+        async def single(key: str, request: ByteRequest | None) -> list[bytes | None]:
+            return [await self._get(key, request)]
+
+        def add_single(i: int) -> None:
+            calls.append(lambda: single(*requests[i]))
+            slots.append([i])
+
+        for i, (key, request) in enumerate(requests):
+            if isinstance(request, RangeRequest) and request.end > request.start:
+                ranges.setdefault(key, []).append((i, request))
+            else:
+                add_single(i)
+        for key, pairs in ranges.items():
+            batch, rest = _disjoint(pairs)
+            if len(batch) > 1:
+                calls.append(functools.partial(self._get_ranges, key, [r for _, r in batch]))
+                slots.append([i for i, _ in batch])
+            else:
+                rest += [i for i, _ in batch]
+            for i in rest:
+                add_single(i)
+        gate = asyncio.Semaphore(self.max_concurrency)
+
+        async def gated(call: Callable[[], Awaitable[list[bytes | None]]]) -> list[bytes | None]:
+            async with gate:
+                return await call()
+
+        results = await asyncio.gather(*(gated(c) for c in calls), return_exceptions=True)
+        out: list[bytes | None | BaseException] = [None] * len(requests)
+        for slot, result in zip(slots, results):
+            for j, i in enumerate(slot):
+                out[i] = result if isinstance(result, BaseException) else result[j]
+        return out
+
+    def get(self, key: str, byte_range: ByteRequest | None = None) -> bytes | None:
+        validate_key(key)
+        try:
+            return self._run(self._get, key, byte_range)
+        except Exception as exc:  # noqa: BLE001 - named and chained
+            raise store_error(self, "read", key, exc) from exc
+
+    def get_partial_values(
+        self, requests: Sequence[tuple[str, ByteRequest | None]]
+    ) -> list[bytes | None]:
+        """Every request concurrently on one event loop; the ranges of one
+        key in one ``obstore.get_ranges`` call. Results in request order."""
+        for key, _ in requests:
+            validate_key(key)
+        if not requests:
+            return []
+        results = self._run(self._get_many, list(requests))
+        out: list[bytes | None] = []
+        for (key, _), result in zip(requests, results):
+            if isinstance(result, BaseException):
+                raise store_error(self, "read", key, result) from result
+            out.append(result)
+        return out
+
+    def exists(self, key: str) -> bool:
+        """Whether a value is stored under ``key``: one ``head`` request."""
+        path = self._path(key)
+        try:
+            return self._head_size(path) is not None
+        except Exception as exc:  # noqa: BLE001
+            raise store_error(self, "stat", key, exc) from exc
+
+    def getsize(self, key: str) -> int:
+        path = self._path(key)
+        try:
+            size = self._head_size(path)
+        except Exception as exc:  # noqa: BLE001
+            raise store_error(self, "stat", key, exc) from exc
+        if size is None:
+            raise KeyNotFoundError(f"no value under key {key!r} in {self.display_name}")
+        return size
+
+    # -- writes -------------------------------------------------------------------------
+    def _set(self, key: str, value: bytes) -> None:
+        try:
+            self._obs.put(self.store, self._path(key), value)
+        except Exception as exc:  # noqa: BLE001
+            raise store_error(self, "write", key, exc) from exc
+
+    def _delete(self, key: str) -> None:
+        path = self._path(key)
+        try:
+            self._obs.delete(self.store, path)
+        except self._missing:
+            return
+        except Exception as exc:  # noqa: BLE001
+            try:
+                gone = self._head_size(path) is None  # a "directory" of a local store is no value
+            except Exception:  # noqa: BLE001 - the delete's error is the one to report
+                gone = False
+            if not gone:
+                raise store_error(self, "delete", key, exc) from exc
+
+    def delete_prefix(self, prefix: str) -> None:
+        """Every key under ``prefix`` removed with one bulk ``obstore.delete``."""
+        prefix = validate_prefix(prefix)
+        self._check_writable(prefix)
+        paths = [self._prefix + key for key, _ in self._list(prefix)]
+        if not paths:
+            return
+        try:
+            self._obs.delete(self.store, paths)
+        except Exception:  # noqa: BLE001 - some were gone, or no bulk delete: key by key
+            for path in paths:
+                self.delete(path[len(self._prefix) :])
+
+    # -- listing ---------------------------------------------------------------------------
+    def _list(self, prefix: str) -> list[tuple[str, int]]:
+        """``(key, size)`` of every key starting with ``prefix``. object_store
+        lists whole path segments, so the prefix's directory is listed and
+        its keys filtered."""
+        head = prefix.rpartition("/")[0]
+        where = (self._prefix + head).rstrip("/") or None
+        out: list[tuple[str, int]] = []
+        try:
+            for chunk in self._obs.list(self.store, prefix=where, chunk_size=_LIST_CHUNK):
+                for meta in chunk:
+                    path: str = meta["path"]
+                    if path.startswith(self._prefix):
+                        key = path[len(self._prefix) :]
+                        if key.startswith(prefix):
+                            out.append((key, int(meta["size"])))
+        except self._missing:
+            return []
+        except Exception as exc:  # noqa: BLE001
+            raise store_error(self, "list", prefix, exc) from exc
+        return out
+
+    def list_prefix(self, prefix: str) -> Iterator[str]:
+        return iter([key for key, _ in self._list(validate_prefix(prefix))])
+
+    def list_prefix_with_sizes(self, prefix: str) -> Iterator[tuple[str, int]]:
+        """Sizes from the listing itself: no request per key."""
+        return iter(self._list(validate_prefix(prefix)))
+
+    def list_dir(self, prefix: str) -> Iterator[str]:
+        prefix = validate_prefix(prefix).rstrip("/")
+        base = self._prefix + (prefix + "/" if prefix else "")
+        try:
+            found = self._obs.list_with_delimiter(self.store, prefix=base.rstrip("/") or None)
+        except self._missing:
+            return iter([])
+        except Exception as exc:  # noqa: BLE001
+            raise store_error(self, "list", prefix, exc) from exc
+        paths = list(found["common_prefixes"]) + [meta["path"] for meta in found["objects"]]
+        children = (p.rstrip("/")[len(base) :].split("/", 1)[0] for p in paths if p.startswith(base))
+        return iter(dict.fromkeys(c for c in children if c))
+
+    # -- identity and pickling ----------------------------------------------------------------
+    @property
+    def url(self) -> str | None:
+        return self._url
+
+    @property
+    def process_local(self) -> bool:
+        """True over obstore's ``MemoryStore``."""
+        return self._process_local
+
+    @property
+    def identity(self) -> Hashable:
+        """The URL and endpoint (two S3 services may have buckets of one
+        name); in memory, the obstore store object and the prefix."""
+        if self._url is not None:
+            return ("obstore", self._url, _endpoint_of(self.store))
+        return ("obstore", id(self.store), self.prefix)
+
+    @property
+    def display_name(self) -> str:
+        if self._url is not None:
+            return self._url
+        return f"<obstore {type(self.store).__name__}{' ' + repr(self.prefix) if self.prefix else ''}>"
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, ObjectStore) and other.identity == self.identity
+
+    def __hash__(self) -> int:
+        return hash((ObjectStore, self.identity))
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        try:
+            payload = pickle.dumps(self.store, protocol=pickle.HIGHEST_PROTOCOL)
+        except Exception as exc:  # noqa: BLE001 - explained and chained
+            raise TypeError(
+                f"cannot pickle {self!r}: obstore's {type(self.store).__name__} does not pickle "
+                f"({type(exc).__name__}: {exc}); its data lives in this process only. Use an obstore "
+                "LocalStore or a cloud store to share data between processes"
+            ) from exc
+        return (_unpickle, (payload, self.prefix, self.read_only))
+
+    def __repr__(self) -> str:
+        where = f", prefix={self.prefix!r}" if self.prefix else ""
+        return f"ObjectStore({self.store!r}{where}{', read_only=True' if self.read_only else ''})"
+
+
+__all__ = ["ObjectStore", "is_obstore_store"]
