@@ -14,6 +14,7 @@ The aliases users write the same types with are :mod:`zarrpy.typing`.
 
 from __future__ import annotations
 
+import builtins
 import inspect
 import sys
 import typing
@@ -66,7 +67,10 @@ def _namespace() -> dict[str, Any]:
     names: dict[str, Any] = {}
     for name, module in list(sys.modules.items()):
         if name == "zarrpy" or name.startswith("zarrpy."):
-            names.update({k: v for k, v in vars(module).items() if not k.startswith("__")})
+            # Not submodules (zarrpy.codecs.bytes would shadow the builtin
+            # ``bytes``), and never a builtin's name.
+            names.update({k: v for k, v in vars(module).items()
+                          if not k.startswith("__") and not inspect.ismodule(v) and not hasattr(builtins, k)})
     return names
 
 
