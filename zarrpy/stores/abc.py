@@ -259,12 +259,13 @@ class Store(ABC):
                                 + self.read_only_hint)
 
     def __eq__(self, other: object) -> bool:
+        """Stores of one type over the same data (:attr:`identity`) are equal."""
         if self is other:
             return True
-        return type(self) is type(other) and self.url is not None and self.url == other.url
+        return type(self) is type(other) and isinstance(other, Store) and self.identity == other.identity
 
     def __hash__(self) -> int:
-        return hash((type(self), self.url)) if self.url is not None else id(self)
+        return hash((type(self), self.identity))
 
 
 __all__ = ["KeyReader", "Store", "store_error", "validate_key", "validate_prefix"]

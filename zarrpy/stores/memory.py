@@ -127,12 +127,6 @@ class MemoryStore(Store):
             return len(self._data)
 
     # -- identity and pickling ------------------------------------------
-    def __eq__(self, other: object) -> bool:
-        return type(self) is type(other) and self._data is other._data
-
-    def __hash__(self) -> int:
-        return hash((type(self), id(self._data)))
-
     def __getstate__(self) -> dict[str, Any]:
         with self._lock:
             data = dict(self._data)

@@ -447,12 +447,6 @@ class ObjectStore(Store):
             return self._url
         return f"<obstore {type(self.store).__name__}{' ' + repr(self.prefix) if self.prefix else ''}>"
 
-    def __eq__(self, other: object) -> bool:
-        return isinstance(other, ObjectStore) and other.identity == self.identity
-
-    def __hash__(self) -> int:
-        return hash((ObjectStore, self.identity))
-
     def __reduce__(self) -> tuple[Any, ...]:
         try:
             payload = pickle.dumps(self.store, protocol=pickle.HIGHEST_PROTOCOL)

@@ -405,12 +405,6 @@ class ZarrPythonStore(Store):
     def display_name(self) -> str:
         return self._url if self._url is not None else f"<zarr-python {type(self.store).__name__}>"
 
-    def __eq__(self, other: object) -> bool:
-        return isinstance(other, ZarrPythonStore) and other.identity == self.identity
-
-    def __hash__(self) -> int:
-        return hash((ZarrPythonStore, self.identity))
-
     def __reduce__(self) -> tuple[Any, ...]:
         try:
             payload = pickle.dumps(self.store, protocol=pickle.HIGHEST_PROTOCOL)
