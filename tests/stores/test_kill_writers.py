@@ -43,10 +43,10 @@ import zarrpy
 
 a = zarrpy.open_array(path, mode="r+")
 value = start
-ready.set()
 while True:
     a[...] = np.full(a.shape, value, dtype=a.dtype)
     value += 1
+    ready.set()  # after a whole write: from now on it is always writing, however slow the machine
 """
 
 
