@@ -225,7 +225,16 @@ class ZarrPythonStore(Store):
             if request is None:
                 raise
             return await self._get_clamped(key, request)
-        return None if buffer is None else trim(buffer.to_bytes(), request)
+        if buffer is None:
+            return None
+        data = buffer.to_bytes()
+        if isinstance(request, SuffixRequest) and len(data) < request.length:
+            # A suffix longer than the value: zarr-python 3.1's MemoryStore
+            # (seen with 3.1.6; 3.4 is right) answers it with the wrong bytes,
+            # its start gone negative, so read it again as an explicit range
+            # (rare: shard indexes fit in their shard).
+            return await self._get_clamped(key, request)
+        return trim(data, request)
 
     async def _get_clamped(self, key: str, request: ByteRequest) -> bytes | None:
         """Read ``request`` again as an explicit range within the value's size
