@@ -56,6 +56,7 @@ from fsspec.asyn import get_loop, sync
 from ..core.byte_range import ByteRequest, OffsetRequest, RangeRequest, SuffixRequest
 from ..errors import KeyNotFoundError
 from ._ranges import clamp, is_empty, trim
+from ._wrapped import pickle_wrapped
 from .abc import Store, store_error, validate_key, validate_prefix
 
 T = TypeVar("T")
@@ -448,14 +449,9 @@ class ObjectStore(Store):
         return f"<obstore {type(self.store).__name__}{' ' + repr(self.prefix) if self.prefix else ''}>"
 
     def __reduce__(self) -> tuple[Any, ...]:
-        try:
-            payload = pickle.dumps(self.store, protocol=pickle.HIGHEST_PROTOCOL)
-        except Exception as exc:  # noqa: BLE001 - explained and chained
-            raise TypeError(
-                f"cannot pickle {self!r}: obstore's {type(self.store).__name__} does not pickle "
-                f"({type(exc).__name__}: {exc}); its data lives in this process only. Use an obstore "
-                "LocalStore or a cloud store to share data between processes"
-            ) from exc
+        payload = pickle_wrapped(self, self.store, "obstore's",
+                                 "Its data lives in this process only: use an obstore LocalStore or a cloud "
+                                 "store to share data between processes")
         return (_unpickle, (payload, self.prefix, self.read_only))
 
     def __repr__(self) -> str:

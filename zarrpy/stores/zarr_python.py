@@ -63,6 +63,7 @@ from typing import Any, Awaitable, Callable, Coroutine, Hashable, Iterator, Sequ
 from ..core.byte_range import ByteRequest, OffsetRequest, RangeRequest, SuffixRequest
 from ..errors import KeyNotFoundError, StoreError
 from ._ranges import clamp, is_empty, trim
+from ._wrapped import pickle_wrapped
 from .abc import READ_ONLY_HINT, Store, store_error, validate_key, validate_prefix
 
 T = TypeVar("T")
@@ -415,14 +416,9 @@ class ZarrPythonStore(Store):
         return self._url if self._url is not None else f"<zarr-python {type(self.store).__name__}>"
 
     def __reduce__(self) -> tuple[Any, ...]:
-        try:
-            payload = pickle.dumps(self.store, protocol=pickle.HIGHEST_PROTOCOL)
-        except Exception as exc:  # noqa: BLE001 - explained and chained
-            raise TypeError(
-                f"cannot pickle {self!r}: its zarr-python store {type(self.store).__name__} does not pickle "
-                f"({type(exc).__name__}: {exc}). Use a store that does (a path, an fsspec URL, a zarr-python "
-                "LocalStore), or one the store's own package makes picklable"
-            ) from exc
+        payload = pickle_wrapped(self, self.store, "its zarr-python store",
+                                 "Use a store that does (a path, an fsspec URL, a zarr-python LocalStore), "
+                                 "or one the store's own package makes picklable")
         return (_unpickle, (payload, self.read_only))
 
     def __repr__(self) -> str:
