@@ -173,9 +173,19 @@ def compressor_codecs(text: str, itemsize: int) -> list[dict[str, Any]]:
                      "blosc:CNAME:CLEVEL (e.g. zstd:3, blosc:lz4:5, gzip:6)")
 
 
-def _fit(shape: tuple[int, ...], array: Array) -> tuple[int, ...]:
-    """``--chunks``/``--shards`` with -1 standing for a whole dimension."""
-    return tuple(max(s, 1) if c == -1 else c for c, s in zip(shape, array.shape))
+def _fit(option: str, given: tuple[int, ...] | None, a: Array, rel: str, notes: list[str]) -> tuple[int, ...] | None:
+    """``--chunks``/``--shards`` (``option``) for array ``a``, with -1 standing
+    for a whole dimension; None when not given or not applicable (a 0-d array,
+    or a member of a copied group whose rank differs: noted in ``notes``; for
+    the array copied itself that is a CopyError)."""
+    if given is None or not a.ndim:  # a 0-d array has one chunk, of no shape
+        return None
+    if len(given) != a.ndim:
+        if rel == "":
+            raise CopyError(f"{option} has {len(given)} dimensions, the array has {a.ndim}")
+        notes.append(f"keeps its {option[2:]}: {option} has {len(given)} dimensions, the array {a.ndim}")
+        return None
+    return tuple(max(s, 1) if c == -1 else c for c, s in zip(given, a.shape))
 
 
 def _create_arguments(a: Array, options: CopyOptions, fmt: int, rel: str) -> tuple[dict[str, Any], list[str]]:
@@ -184,27 +194,18 @@ def _create_arguments(a: Array, options: CopyOptions, fmt: int, rel: str) -> tup
     notes: list[str] = []
     chunks = a.chunks
     shards = a.shards
-    if options.chunks is not None and a.ndim:  # a 0-d array has one chunk, of no shape
-        if len(options.chunks) != a.ndim:
-            if rel == "":
-                raise CopyError(f"--chunks has {len(options.chunks)} dimensions, the array has {a.ndim}")
-            notes.append(f"keeps its chunks: --chunks has {len(options.chunks)} dimensions, the array {a.ndim}")
-        else:
-            chunks = _fit(options.chunks, a)
-            if (shards is not None and options.shards is None and not options.no_shards
-                    and any(s % c for s, c in zip(shards, chunks))):
-                raise CopyError(
-                    f"array {'/' + rel!r}: its shards {shards} are not multiples of --chunks {chunks}; "
-                    "give --shards too, or --no-shards")
+    new_chunks = _fit("--chunks", options.chunks, a, rel, notes)
+    if new_chunks is not None:
+        chunks = new_chunks
+        if (shards is not None and options.shards is None and not options.no_shards
+                and any(s % c for s, c in zip(shards, chunks))):
+            raise CopyError(
+                f"array {'/' + rel!r}: its shards {shards} are not multiples of --chunks {chunks}; "
+                "give --shards too, or --no-shards")
     if options.no_shards:
         shards = None
-    elif options.shards is not None and a.ndim:
-        if len(options.shards) != a.ndim:
-            if rel == "":
-                raise CopyError(f"--shards has {len(options.shards)} dimensions, the array has {a.ndim}")
-            notes.append(f"keeps its shards: --shards has {len(options.shards)} dimensions, the array {a.ndim}")
-        else:
-            shards = _fit(options.shards, a)
+    else:
+        shards = _fit("--shards", options.shards, a, rel, notes) or shards
     if fmt == 2:
         if shards is not None and options.shards is not None and len(options.shards) == a.ndim:
             raise CopyError("--shards: Zarr V2 has no shards (use --no-shards, or --zarr-format 3)")
