@@ -14,7 +14,7 @@ import zstandard
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from zarrpy.core.scratch import KEEP_NBYTES, scratch
+from zarrpy.core.scratch import KEEP_NBYTES, PAGE_NBYTES, aligned_empty, page_offset, scratch
 from zarrpy.codecs.abc import ChunkSpec
 from zarrpy.codecs.blosc import BloscCodec
 from zarrpy.codecs.chain import CodecChain
@@ -104,6 +104,46 @@ def test_scratch_does_not_keep_huge_buffers():
         pass
     with scratch(KEEP_NBYTES + 1) as again:
         assert not np.shares_memory(big, again)
+
+
+@pytest.mark.parametrize("nbytes", [1, 100, 4096, 300_000])
+def test_aligned_empty_starts_on_a_page(nbytes):
+    buf = aligned_empty(nbytes)
+    assert buf.size == nbytes and buf.dtype == np.uint8 and buf.flags.c_contiguous and buf.flags.writeable
+    assert buf.ctypes.data % PAGE_NBYTES == 0
+    assert aligned_empty(nbytes, 64).ctypes.data % 64 == 0
+
+
+@pytest.mark.parametrize("offset", [0, 16, 48, 4095])
+def test_scratch_starts_at_the_asked_place_in_a_page_also_when_reused(offset):
+    for nbytes in (1000, 600_000, 1000):  # a new buffer, a bigger one, a reused one
+        with scratch(nbytes, offset) as buf:
+            assert buf.size == nbytes
+            assert buf.ctypes.data % PAGE_NBYTES == offset
+            buf[:] = 7  # the whole view is writable memory of its own
+
+
+def test_page_offset_is_where_an_array_starts_in_its_page():
+    base = aligned_empty(3 * PAGE_NBYTES)
+    assert page_offset(base) == 0
+    assert page_offset(base[16:]) == 16
+    assert page_offset(base[PAGE_NBYTES + 40 :].view(np.uint8)) == 40
+    assert page_offset(b"not an array") == 0 and page_offset(None) == 0
+
+
+def test_scratch_decoder_buffer_starts_where_its_destination_does():
+    """Decoded elements land in the page position of the array they are
+    copied into, so the copy out of the scratch buffer runs at full speed."""
+    b = bound([{"name": "bytes", "configuration": {"endian": "little"}}, {"name": "zstd", "configuration": {"level": 1}}], (64, 64))
+    data = sample((64, 64))
+    encoded = b.encode(ArrayBytes.from_array(data))
+    out = aligned_empty(64 * 64 * 2 + PAGE_NBYTES)[24 : 24 + 64 * 64 * 2].view(np.uint16).reshape(64, 64)
+    with b.scratch_decoder(like=out) as decode:
+        assert decode is not None
+        elements = decode(encoded)
+        assert elements is not None
+        assert elements.ctypes.data % PAGE_NBYTES == 24
+        np.testing.assert_array_equal(elements, data)
 
 
 # -- bytes-to-bytes decode_into --------------------------------------------------

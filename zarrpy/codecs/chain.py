@@ -19,7 +19,7 @@ from ..core._typing import BytesLike
 from ..core.array_bytes import ArrayBytes
 from ..core.dtypes.optional import OPTIONAL, is_optional
 from ..errors import ChunkDecodeError, CodecError
-from ..core.scratch import scratch
+from ..core.scratch import page_offset, scratch
 from .abc import ArrayToArrayCodec, ArrayToBytesCodec, ByteReader, BytesToBytesCodec, ChunkSpec, Codec
 from .fill import is_fill
 from .merge import ChunkWrite, merge_writes
@@ -231,21 +231,24 @@ class BoundChain:
         return self._single[0]
 
     @contextmanager
-    def scratch_decoder(self) -> Iterator[Callable[[BytesLike], np.ndarray | None] | None]:
+    def scratch_decoder(self, like: np.ndarray | None = None) -> Iterator[Callable[[BytesLike], np.ndarray | None] | None]:
         """For a chain of :meth:`single_compressor`: a function decoding one
         stored chunk into this thread's scratch buffer and returning its
         elements (a view of the buffer, of ``spec.shape``), or None when the
         compressor refuses the frame (the caller then decodes the usual way,
         which raises the error). The elements are valid until the next call
         or the end of the ``with`` block. Yields None for any other chain.
-        One buffer serves every chunk decoded inside the block."""
+        One buffer serves every chunk decoded inside the block; it starts
+        where ``like`` (the array the elements are copied into) starts
+        within its page, so the copies run at full speed
+        (:func:`~zarrpy.core.scratch.page_offset`)."""
         compressor = self.single_compressor()
         if compressor is None:
             yield None
             return
         dtype = self.spec.dtype.numpy
         spec = self._a2b_spec
-        with scratch(self.spec.size * dtype.itemsize) as buf:
+        with scratch(self.spec.size * dtype.itemsize, page_offset(like)) as buf:
             elements = buf.view(dtype).reshape(self.spec.shape)
 
             def decode(data: BytesLike) -> np.ndarray | None:

@@ -239,15 +239,20 @@ class PointIndexer:
         bounds = np.flatnonzero(sorted_ids[1:] != sorted_ids[:-1]) + 1
         starts = [0, *bounds.tolist()]
         ends = [*bounds.tolist(), n]
+        # Everything per point is computed once for all chunks; each chunk
+        # then takes views of it. A point's place in its stored chunk is its
+        # coordinate modulo the chunk shape, since unit chunks nest in chunks.
+        in_order = coords if order is None else tuple(axis[order] for axis in coords)
+        local_all = tuple(axis % cs for axis, cs in zip(in_order, chunk))
+        positions = np.arange(n, dtype=np.int64) if order is None else order
+        first_ids = sorted_ids[starts]
+        unit_coords_all = zip(*(c.tolist() for c in np.unravel_index(first_ids, grid)))
         whole_units = unit == chunk
-        for s, e in zip(starts, ends):
-            where: Any = slice(s, e) if order is None else order[s:e]
-            unit_coords = _unravel(int(sorted_ids[s]), grid)
+        for s, e, unit_coords in zip(starts, ends, unit_coords_all):
             outer = tuple(i * u // cs for i, u, cs in zip(unit_coords, unit, chunk))
-            local = tuple(axis[where] - o * cs for axis, o, cs in zip(coords, outer, chunk))
+            local = tuple(axis[s:e] for axis in local_all)
             complete = whole_units and _covers_chunk(local, outer, chunk, shape)
-            out_positions = np.arange(s, e) if order is None else where
-            yield PointProjection(outer, local, out_positions, complete)
+            yield PointProjection(outer, local, positions[s:e], complete)
 
 
     def _mask_projections(self, mask: np.ndarray) -> Iterator[PointProjection]:
@@ -297,16 +302,6 @@ def _ravel(parts: list[np.ndarray], grid: Shape) -> np.ndarray:
         ids *= g
         ids += p
     return ids
-
-
-def _unravel(flat: int, grid: Shape) -> tuple[int, ...]:
-    """C-order coordinates of ``flat`` in ``grid`` (``np.unravel_index`` for one
-    number, without numpy's per-call cost)."""
-    coords = []
-    for n in reversed(grid):
-        flat, c = divmod(flat, n)
-        coords.append(c)
-    return tuple(reversed(coords))
 
 
 def _covers_chunk(local: tuple[np.ndarray, ...], outer: ChunkCoords, chunk: Shape, shape: Shape) -> bool:

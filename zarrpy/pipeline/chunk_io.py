@@ -393,7 +393,7 @@ class ChunkIO:
             if dest is not None and self.bound.decode_into(data, dest, self._options):
                 return
             if self.form.reads_into_buffers:  # the usual chain: decompress into scratch, view, copy out
-                with self.bound.scratch_decoder() as decode:
+                with self.bound.scratch_decoder(like=out) as decode:
                     chunk = decode(data) if decode is not None else None
                     if chunk is not None:
                         for proj in group:

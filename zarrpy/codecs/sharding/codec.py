@@ -242,7 +242,7 @@ class ShardingCodec(ArrayToBytesCodec):
         # else, and any frame that one refuses (corrupt data gets decode's
         # error), goes through decode_inner_into.
         def decode_group(positions: list[int]) -> None:
-            with layout.inner.scratch_decoder() as decode:
+            with layout.inner.scratch_decoder(like=dest) as decode:
                 for pos in positions:
                     offset, nbytes = entries[pos]
                     piece = view[offset : offset + nbytes]

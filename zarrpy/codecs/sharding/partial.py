@@ -205,7 +205,7 @@ class ShardPartialDecoder(ArrayPartialDecoder):
             # The usual inner chain (plain `bytes` and one compressor that decodes
             # into a buffer): one scratch buffer for the group; a box of a
             # contiguous output still gets the decompressor's output directly.
-            with layout.inner.scratch_decoder() as decode:
+            with layout.inner.scratch_decoder(like=items[0][1][0][0] if items else None) as decode:
                 for pos, targets in items:
                     if decode is None:
                         decode_one((pos, targets))
