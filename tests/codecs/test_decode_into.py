@@ -14,7 +14,8 @@ import zstandard
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from zarrpy.core.scratch import KEEP_NBYTES, PAGE_NBYTES, aligned_empty, page_offset, scratch
+from zarrpy.core.aligned import PAGE_NBYTES, aligned_empty, page_offset
+from zarrpy.core.scratch import KEEP_NBYTES, scratch
 from zarrpy.codecs.abc import ChunkSpec
 from zarrpy.codecs.blosc import BloscCodec
 from zarrpy.codecs.chain import CodecChain

@@ -19,7 +19,8 @@ from ..core._typing import BytesLike
 from ..core.array_bytes import ArrayBytes
 from ..core.dtypes.optional import OPTIONAL, is_optional
 from ..errors import ChunkDecodeError, CodecError
-from ..core.scratch import page_offset, scratch
+from ..core.aligned import page_offset
+from ..core.scratch import scratch
 from .abc import ArrayToArrayCodec, ArrayToBytesCodec, ByteReader, BytesToBytesCodec, ChunkSpec, Codec
 from .fill import is_fill
 from .merge import ChunkWrite, merge_writes

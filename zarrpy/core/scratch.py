@@ -11,12 +11,8 @@ such blocks back to the kernel and fault them in again on every chunk).
 distinct buffers. Buffers up to :data:`KEEP_NBYTES` are kept for reuse,
 at most :data:`KEEP_COUNT` per thread; larger ones are plain allocations.
 
-Every buffer starts on a page boundary (:func:`aligned_empty`). numpy's large
-allocations start 16 bytes into a page, and a copy whose destination lies 8
-to 31 bytes past its source, modulo the page size, runs at a fraction of the
-usual speed (4K aliasing on x86): reading a file from the page cache into
-such a buffer took three times as long as into an aligned one, and a
-``memcpy`` between two buffers so placed over ten times as long.
+Every buffer starts on a page boundary, or at the place in a page that the
+array it is copied into starts at (:mod:`zarrpy.core.aligned` says why).
 """
 
 from __future__ import annotations
@@ -27,8 +23,8 @@ from contextlib import contextmanager
 
 import numpy as np
 
-PAGE_NBYTES = 4096
-"""Alignment of every scratch buffer (the usual page size)."""
+from .aligned import aligned_empty
+
 KEEP_NBYTES = 64 << 20
 """Largest buffer a thread keeps for reuse (64 MiB)."""
 KEEP_COUNT = 4
@@ -37,28 +33,11 @@ KEEP_COUNT = 4
 _local = threading.local()
 
 
-def aligned_empty(nbytes: int, alignment: int = PAGE_NBYTES) -> np.ndarray:
-    """An uninitialised ``uint8`` array of ``nbytes`` whose data starts at a
-    multiple of ``alignment`` bytes (a power of two)."""
-    raw = np.empty(nbytes + alignment, dtype=np.uint8)
-    start = -raw.ctypes.data & (alignment - 1)
-    return raw[start : start + nbytes]
-
-
 def _free_list() -> list[np.ndarray]:
     free: list[np.ndarray] | None = getattr(_local, "free", None)
     if free is None:
         free = _local.free = []
     return free
-
-
-def page_offset(like: object) -> int:
-    """Where ``like``'s data starts within its page (0 for anything but a
-    numpy array): a scratch buffer starting there too is copied into
-    ``like`` at full speed (see the module's note on alignment)."""
-    if isinstance(like, np.ndarray):
-        return like.ctypes.data & (PAGE_NBYTES - 1)
-    return 0
 
 
 @contextmanager
@@ -85,4 +64,4 @@ def scratch(nbytes: int, offset: int = 0) -> Iterator[np.ndarray]:
                 free.pop(min(range(len(free)), key=lambda i: free[i].size))
 
 
-__all__ = ["KEEP_COUNT", "KEEP_NBYTES", "PAGE_NBYTES", "aligned_empty", "page_offset", "scratch"]
+__all__ = ["KEEP_COUNT", "KEEP_NBYTES", "scratch"]
