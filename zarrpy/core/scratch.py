@@ -23,7 +23,7 @@ from contextlib import contextmanager
 
 import numpy as np
 
-from .aligned import aligned_empty
+from .aligned import PAGE_NBYTES, aligned_empty
 
 KEEP_NBYTES = 64 << 20
 """Largest buffer a thread keeps for reuse (64 MiB)."""
@@ -48,17 +48,15 @@ def scratch(nbytes: int, offset: int = 0) -> Iterator[np.ndarray]:
     ``offset`` bytes (below :data:`PAGE_NBYTES`) into a page."""
     need = nbytes + offset
     free = _free_list()
-    buf = None
-    for i, candidate in enumerate(free):
-        if candidate.size >= need:
-            buf = free.pop(i)
-            break
-    if buf is None:
-        buf = aligned_empty(max(need, 1))
+    fits = [i for i, candidate in enumerate(free) if candidate.size >= need]
+    # The smallest that fits: a file read must not take the buffer its decoding needs next.
+    buf = free.pop(min(fits, key=lambda i: free[i].size)) if fits else None
+    if buf is None:  # room for any offset, so the buffer serves every later request of this size
+        buf = aligned_empty(max(nbytes, 1) + PAGE_NBYTES)
     try:
         yield buf[offset:need]
     finally:
-        if buf.size <= KEEP_NBYTES:
+        if buf.size <= KEEP_NBYTES + PAGE_NBYTES:
             free.append(buf)
             if len(free) > KEEP_COUNT:  # forget the smallest (by position: arrays do not compare)
                 free.pop(min(range(len(free)), key=lambda i: free[i].size))
