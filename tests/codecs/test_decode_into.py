@@ -124,6 +124,19 @@ def test_scratch_starts_at_the_asked_place_in_a_page_also_when_reused(offset):
             buf[:] = 7  # the whole view is writable memory of its own
 
 
+def test_scratch_reuses_a_buffer_for_any_offset_and_lends_the_smallest_that_fits():
+    from zarrpy.core import scratch as _scratch
+
+    _scratch._local.free = []
+    with scratch(600_000) as big:
+        with scratch(1000) as small:
+            pass
+    with scratch(1000, 4000) as again:  # another place in a page: the same buffer still serves
+        assert np.shares_memory(again, small)
+    with scratch(900) as fit:  # the small buffer, not the big one a decode may need next
+        assert np.shares_memory(fit, small) and not np.shares_memory(fit, big)
+
+
 def test_page_offset_is_where_an_array_starts_in_its_page():
     base = aligned_empty(3 * PAGE_NBYTES)
     assert page_offset(base) == 0
