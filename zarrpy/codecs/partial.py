@@ -116,6 +116,12 @@ class ByteReader(Protocol):
     # Optional: ``size() -> int | None``, the value's length (None: missing)
     # without reading it. A shard checks its index against it before any
     # inner chunk is read; readers without it skip that check.
+    #
+    # Optional: ``cheap_requests: bool``, True when a request costs little
+    # more than the bytes it copies (a local file read by position, bytes in
+    # memory) and the reader may be called from several threads at once. A
+    # shard then reads its inner chunks in a few groups, each decoded as soon
+    # as it is read, instead of in one batch before any is decoded.
 
 
 class RangeReader:
@@ -155,12 +161,19 @@ class RangeReader:
         """The range's length: what a nested shard checks its index against."""
         return self.length
 
+    @property
+    def cheap_requests(self) -> bool:
+        """Whether the parent's requests are cheap (see :class:`ByteReader`)."""
+        return bool(getattr(self.parent, "cheap_requests", False))
+
 
 class BytesReader:
     """A :class:`~zarrpy.codecs.abc.ByteReader` of bytes already in memory
     (None: a missing value)."""
 
     __slots__ = ("value",)
+    cheap_requests = True
+    """Requests slice memory (see :class:`ByteReader`)."""
 
     def __init__(self, value: bytes | None):
         self.value = value
@@ -182,6 +195,8 @@ class WholeBytesDecoder:
     decode it once, and answer every request from the decoded bytes."""
 
     __slots__ = ("_input", "_decode", "_value", "_loaded")
+    cheap_requests = False
+    """Not while the first request decodes everything (see :class:`ByteReader`)."""
 
     def __init__(self, input: ByteReader, decode: Callable[[bytes], bytes]):
         self._input, self._decode = input, decode

@@ -14,6 +14,8 @@ import threading
 from concurrent.futures import ThreadPoolExecutor
 from typing import Callable, Iterable, TypeVar
 
+from ..core.batches import even_runs
+
 T = TypeVar("T")
 R = TypeVar("R")
 
@@ -82,11 +84,7 @@ def for_each_batch(fn: Callable[[list[T]], None], items: Iterable[T], *, max_bat
     if not items:
         return
     n = max(-(-len(items) // max_batch), min(len(items), 2 * max_workers()))
-    # Sizes differ by at most one: 10 items in 4 batches are 3, 3, 2, 2 (two
-    # workers each do 5), not 3, 3, 3, 1 (one worker does 6, the other 4).
-    size, extra = divmod(len(items), n)
-    bounds = [i * size + min(i, extra) for i in range(n + 1)]
-    batches = [items[bounds[i] : bounds[i + 1]] for i in range(n)]
+    batches = even_runs(items, n)
     map_chunks(fn, batches)
 
 

@@ -89,6 +89,9 @@ class _OpenFileReader(KeyReader):
     are positioned (``pread``), so threads may share the reader."""
 
     __slots__ = ("_file", "_opened", "_lock")
+    cheap_requests = True
+    """Positioned reads of one open file, safe from any thread (see
+    :class:`~zarrpy.codecs.partial.ByteReader`)."""
 
     def __init__(self, store: LocalStore, key: str):
         super().__init__(store, key)

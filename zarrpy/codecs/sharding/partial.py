@@ -25,6 +25,7 @@ from typing import Any, Sequence
 import numpy as np
 
 from ...core.array_bytes import ArrayBytes
+from ...core.batches import even_runs
 from ...core.byte_range import ByteRequest, RangeRequest, ShortRead, SuffixRequest, read_coalesced
 from ...errors import ChunkDecodeError
 from ..partial import ArrayPartialDecoder, DecodeOptions, RangeReader
@@ -184,14 +185,12 @@ class ShardPartialDecoder(ArrayPartialDecoder):
             half = layout.chunk_size // 2
             in_part = {pos: items for pos, items in work
                        if all(math.prod(p.chunk_block_shape) <= half for _, p in items)}
-        raw = self.read_inner(sorted(pos for pos, _ in work if pos not in in_part), copy=False)
+        inner_shape = layout.inner_spec.shape
 
-        def decode_one(item: tuple[int, list[tuple[np.ndarray, ChunkProjection]]]) -> None:
-            pos, targets = item
-            data = raw[pos]
+        def decode_one(pos: int, data: Any, targets: list[tuple[np.ndarray, ChunkProjection]]) -> None:
             if len(targets) == 1:
                 dest, proj = targets[0]
-                box = whole_chunk_box(dest, proj, layout.inner_spec.shape)
+                box = whole_chunk_box(dest, proj, inner_shape)
                 if box is not None:
                     layout.decode_inner_into(pos, data, box)
                     return
@@ -199,16 +198,26 @@ class ShardPartialDecoder(ArrayPartialDecoder):
                 for dest, proj in targets:
                     dest[proj.out_selection] = chunk.array[proj.chunk_selection]
 
-        inner_shape = layout.inner_spec.shape
+        # A few groups, not a task per inner chunk (a task costs about what a
+        # small chunk does); each a run of neighbouring inner chunks, which
+        # usually lie next to each other in the shard. Where requests are
+        # cheap (a local file), each group reads its own inner chunks, so the
+        # first groups decode while the others still read; elsewhere one
+        # batched read fetches them all first.
+        whole = sorted((item for item in work if item[0] not in in_part), key=lambda item: item[0])
+        fetched = None
+        if whole and not getattr(self._read, "cheap_requests", False):
+            fetched = self.read_inner([pos for pos, _ in whole], copy=False)
 
-        def decode_group(items: list[tuple[int, list[tuple[np.ndarray, ChunkProjection]]]]) -> None:
-            # The usual inner chain (plain `bytes` and one compressor that decodes
-            # into a buffer): one scratch buffer for the group; a box of a
-            # contiguous output still gets the decompressor's output directly.
-            with layout.inner.scratch_decoder(like=items[0][1][0][0] if items else None) as decode:
+        def read_and_decode(items: list[tuple[int, list[tuple[np.ndarray, ChunkProjection]]]]) -> None:
+            # The usual inner chain (plain `bytes` and one compressor that
+            # decodes into a buffer): one scratch buffer for the group; a box
+            # of a contiguous output still gets the decompressor's output directly.
+            raw = fetched if fetched is not None else self.read_inner([pos for pos, _ in items], copy=False)
+            with layout.inner.scratch_decoder(like=items[0][1][0][0]) as decode:
                 for pos, targets in items:
                     if decode is None:
-                        decode_one((pos, targets))
+                        decode_one(pos, raw[pos], targets)
                         continue
                     if len(targets) == 1:
                         box = whole_chunk_box(targets[0][0], targets[0][1], inner_shape)
@@ -217,7 +226,7 @@ class ShardPartialDecoder(ArrayPartialDecoder):
                             continue
                     elements = decode(raw[pos])
                     if elements is None:
-                        decode_one((pos, targets))  # unusual or corrupt: decode's way and errors
+                        decode_one(pos, raw[pos], targets)  # unusual or corrupt: decode's way and errors
                         continue
                     for dest, proj in targets:
                         dest[proj.out_selection] = elements[proj.chunk_selection]
@@ -229,10 +238,7 @@ class ShardPartialDecoder(ArrayPartialDecoder):
                 assert block is not None  # a stored inner chunk
                 dest[proj.out_selection] = block.array.reshape(proj.out_block_shape)
 
-        whole = [item for item in work if item[0] not in in_part]
-        # A few groups, not a task per inner chunk: a task costs about what a small chunk does.
-        ngroups = min(len(whole), _GROUPS)
-        self._map(decode_group, [whole[i::ngroups] for i in range(ngroups)])
+        self._map(read_and_decode, even_runs(whole, _GROUPS))
         self._map(decode_part, list(in_part.items()))
         return True
 
