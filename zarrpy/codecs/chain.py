@@ -20,7 +20,7 @@ from ..core.array_bytes import ArrayBytes
 from ..core.dtypes.optional import OPTIONAL, is_optional
 from ..errors import ChunkDecodeError, CodecError
 from ..core.aligned import page_offset
-from ..core.scratch import scratch
+from ..core.scratch import ScratchLease, scratch
 from .abc import ArrayToArrayCodec, ArrayToBytesCodec, ByteReader, BytesToBytesCodec, ChunkSpec, Codec
 from .fill import is_fill
 from .merge import ChunkWrite, merge_writes
@@ -231,31 +231,19 @@ class BoundChain:
             self._single = (b2b if plain else None,)
         return self._single[0]
 
-    @contextmanager
-    def scratch_decoder(self, like: np.ndarray | None = None) -> Iterator[Callable[[BytesLike], np.ndarray | None] | None]:
-        """For a chain of :meth:`single_compressor`: a function decoding one
-        stored chunk into this thread's scratch buffer and returning its
-        elements (a view of the buffer, of ``spec.shape``), or None when the
-        compressor refuses the frame (the caller then decodes the usual way,
-        which raises the error). The elements are valid until the next call
-        or the end of the ``with`` block. Yields None for any other chain.
-        One buffer serves every chunk decoded inside the block; it starts
-        where ``like`` (the array the elements are copied into) starts
-        within its page, so the copies run at full speed
-        (:func:`~zarrpy.core.scratch.page_offset`)."""
-        compressor = self.single_compressor()
-        if compressor is None:
-            yield None
-            return
-        dtype = self.spec.dtype.numpy
-        spec = self._a2b_spec
-        with scratch(self.spec.size * dtype.itemsize, page_offset(like)) as buf:
-            elements = buf.view(dtype).reshape(self.spec.shape)
-
-            def decode(data: BytesLike) -> np.ndarray | None:
-                return elements if compressor.decode_into(data, buf, spec) else None
-
-            yield decode
+    def scratch_decoder(self, like: np.ndarray | None = None) -> ScratchDecoder:
+        """For a chain of :meth:`single_compressor`: in a ``with`` block, a
+        function decoding one stored chunk into this thread's scratch buffer
+        and returning its elements (a view of the buffer, of ``spec.shape``),
+        or None when the compressor refuses the frame (the caller then
+        decodes the usual way, which raises the error). The elements are
+        valid until the next call or the end of the block. The block gets
+        None for any other chain. One buffer serves every chunk decoded in
+        the block, taken on the first decode (a block that decodes straight
+        into its output takes none); it starts where ``like`` (the array the
+        elements are copied into) starts within its page, so the copies run
+        at full speed (:func:`~zarrpy.core.aligned.page_offset`)."""
+        return ScratchDecoder(self, like)
 
     @property
     def capabilities(self) -> CodecCapabilities:
@@ -376,4 +364,37 @@ def _check_shape(chunk: ArrayBytes, spec: ChunkSpec, codec: Codec) -> None:
         )
 
 
-__all__ = ["BoundChain", "CodecChain", "chain_from_json"]
+class ScratchDecoder:
+    """The context manager of :meth:`BoundChain.scratch_decoder`."""
+
+    __slots__ = ("bound", "like", "compressor", "_lease", "_buf", "_elements")
+
+    def __init__(self, bound: BoundChain, like: np.ndarray | None):
+        self.bound, self.like = bound, like
+        self.compressor = bound.single_compressor()
+        self._lease: ScratchLease | None = None
+        self._buf: np.ndarray | None = None
+        self._elements: np.ndarray | None = None
+
+    def __enter__(self) -> Callable[[BytesLike], np.ndarray | None] | None:
+        return None if self.compressor is None else self.decode
+
+    def decode(self, data: BytesLike) -> np.ndarray | None:
+        """Decode one stored chunk into the scratch buffer; its elements, or None (see above)."""
+        buf, elements = self._buf, self._elements
+        if buf is None or elements is None:
+            spec = self.bound.spec
+            dtype = spec.dtype.numpy
+            self._lease = scratch(spec.size * dtype.itemsize, page_offset(self.like))
+            buf = self._buf = self._lease.__enter__()
+            elements = self._elements = buf.view(dtype).reshape(spec.shape)
+        assert self.compressor is not None
+        return elements if self.compressor.decode_into(data, buf, self.bound._a2b_spec) else None
+
+    def __exit__(self, *exc: object) -> None:
+        lease, self._lease, self._buf, self._elements = self._lease, None, None, None
+        if lease is not None:
+            lease.__exit__(None, None, None)
+
+
+__all__ = ["BoundChain", "CodecChain", "ScratchDecoder", "chain_from_json"]
