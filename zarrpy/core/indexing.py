@@ -70,7 +70,7 @@ def whole_chunk_box(out: np.ndarray, proj: Any, chunk_shape: Shape) -> np.ndarra
     box: np.ndarray = out[(*proj.out_selection, Ellipsis)]  # a view, also of a 0-d out (out[()] is a scalar)
     return box
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
 class _DimPiece:
     chunk_index: int
     chunk_sel: slice | np.ndarray
@@ -200,9 +200,12 @@ def _dim_indexer(sel: Any, dim_len: int, chunk_len: int, allow_arrays: bool) -> 
 def _expand(selection: Any, ndim: int) -> tuple[Any, ...]:
     """Tuple-ise, expand ``...`` and pad with full slices."""
     items: tuple[Any, ...] = selection if isinstance(selection, tuple) else (selection,)
-    if any(s is None for s in items):
-        raise SelectionError("np.newaxis (None) is not supported in zarr selections")
-    n_ellipsis = sum(1 for s in items if s is Ellipsis)
+    n_ellipsis = 0
+    for s in items:  # by identity: `None in items` would compare index arrays elementwise
+        if s is None:
+            raise SelectionError("np.newaxis (None) is not supported in zarr selections")
+        if s is Ellipsis:
+            n_ellipsis += 1
     if n_ellipsis > 1:
         raise SelectionError("a selection can contain at most one '...'")
     if n_ellipsis:
@@ -227,46 +230,55 @@ class OrthogonalIndexer:
 
     def __init__(self, selection: Any, shape: Shape, chunk_shape: Shape, *, max_arrays: int | None = None):
         sel = _expand(selection, len(shape))
-        self.dims = []
+        self.dims: list[_IntDim | _SliceDim | _ArrayDim] = []
+        n_arrays = n_user_arrays = 0
+        allow_arrays = max_arrays != 0
         for axis, (s, n, c) in enumerate(zip(sel, shape, chunk_shape)):
             try:
-                self.dims.append(_dim_indexer(s, n, c, max_arrays != 0))
+                dim = _dim_indexer(s, n, c, allow_arrays)
             except BoundsCheckError as exc:
                 raise BoundsCheckError(f"{exc} (axis {axis})") from None
-        n_arrays = sum(isinstance(d, _ArrayDim) for d in self.dims)
-        n_user_arrays = sum(isinstance(d, _ArrayDim) and not d.from_slice for d in self.dims)
+            self.dims.append(dim)
+            if isinstance(dim, _ArrayDim):
+                n_arrays += 1
+                n_user_arrays += not dim.from_slice
         if max_arrays is not None and n_user_arrays > max_arrays:
             raise SelectionError(
                 f"{n_user_arrays} index arrays where at most {max_arrays} may be given; "
                 "use .oindex (orthogonal) or .vindex (pointwise, as numpy)"
             )
-        self.shape: Shape = tuple(d.nitems for d in self.dims if not d.drops)
+        self._kept = [i for i, d in enumerate(self.dims) if not d.drops]
+        self.shape: Shape = tuple([self.dims[i].nitems for i in self._kept])
         # Only integers select a scalar; on a 0-d array, `...` keeps the 0-d
         # array (numpy: a[()] is the element, a[...] a 0-d array).
-        has_ellipsis = any(s is Ellipsis for s in (selection if isinstance(selection, tuple) else (selection,)))
-        self.is_scalar = all(d.drops for d in self.dims) and not (not shape and has_ellipsis)
+        self.is_scalar = not self._kept and not (not shape and _has_ellipsis(selection))
         self._ix = n_arrays > 1
         self.chunk_shape = chunk_shape
 
     def __iter__(self) -> Iterator[ChunkProjection]:
-        kept = [i for i, d in enumerate(self.dims) if not d.drops]
-        for pieces in itertools.product(*(list(d.pieces()) for d in self.dims)):
-            coords = tuple(p.chunk_index for p in pieces)
-            dim_sel = tuple(p.chunk_sel for p in pieces)
-            out_sel = tuple(pieces[i].out_sel for i in kept)
+        # List comprehensions, not generator expressions: inlined since
+        # Python 3.12, they make the per-chunk work here a third cheaper.
+        kept = self._kept
+        for pieces in itertools.product(*[list(d.pieces()) for d in self.dims]):
+            dim_sel = tuple([p.chunk_sel for p in pieces])
+            out_sel = tuple([pieces[i].out_sel for i in kept])
             chunk_sel = dim_sel
             if self._ix:
                 chunk_sel = _ix(dim_sel, self.chunk_shape)
                 out_sel = _ix(out_sel, self.shape)
             yield ChunkProjection(
-                coords,
+                tuple([p.chunk_index for p in pieces]),
                 chunk_sel,
                 dim_sel,
-                tuple(p.nitems for p in pieces),
+                tuple([p.nitems for p in pieces]),
                 out_sel,
-                tuple(pieces[i].nitems for i in kept),
-                all(p.complete for p in pieces),
+                tuple([pieces[i].nitems for i in kept]),
+                all([p.complete for p in pieces]),
             )
+
+
+def _has_ellipsis(selection: Any) -> bool:
+    return any([s is Ellipsis for s in (selection if isinstance(selection, tuple) else (selection,))])
 
 
 def block_region(selection: Any, shape: Shape, chunks: Shape) -> tuple[slice, ...]:
