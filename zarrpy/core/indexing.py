@@ -64,7 +64,7 @@ def whole_chunk_box(out: np.ndarray, proj: Any, chunk_shape: Shape) -> np.ndarra
     if not (
         proj.is_complete and proj.pick is None
         and tuple(proj.out_block_shape) == shape and tuple(proj.chunk_block_shape) == shape
-        and all(isinstance(s, slice) and s.step in (None, 1) for s in proj.out_selection)
+        and all([isinstance(s, slice) and s.step in (None, 1) for s in proj.out_selection])
     ):
         return None
     box: np.ndarray = out[(*proj.out_selection, Ellipsis)]  # a view, also of a 0-d out (out[()] is a scalar)

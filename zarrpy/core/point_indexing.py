@@ -249,8 +249,8 @@ class PointIndexer:
         unit_coords_all = zip(*(c.tolist() for c in np.unravel_index(first_ids, grid)))
         whole_units = unit == chunk
         for s, e, unit_coords in zip(starts, ends, unit_coords_all):
-            outer = tuple(i * u // cs for i, u, cs in zip(unit_coords, unit, chunk))
-            local = tuple(axis[s:e] for axis in local_all)
+            outer = tuple([i * u // cs for i, u, cs in zip(unit_coords, unit, chunk)])
+            local = tuple([axis[s:e] for axis in local_all])
             complete = whole_units and _covers_chunk(local, outer, chunk, shape)
             yield PointProjection(outer, local, positions[s:e], complete)
 
@@ -306,7 +306,7 @@ def _ravel(parts: list[np.ndarray], grid: Shape) -> np.ndarray:
 
 def _covers_chunk(local: tuple[np.ndarray, ...], outer: ChunkCoords, chunk: Shape, shape: Shape) -> bool:
     """Do the points hit every element of the chunk's in-array region?"""
-    region = tuple(min(c, s - o * c) for o, c, s in zip(outer, chunk, shape))
+    region = tuple([min(c, s - o * c) for o, c, s in zip(outer, chunk, shape)])
     size = math.prod(region)  # Python ints: no overflow, and cheaper than numpy for a few numbers
     if local[0].size < size:
         return False

@@ -20,8 +20,8 @@ def encode_chunk_key(spec: ChunkKeyEncodingSpec, coords: ChunkCoords) -> str:
     """The node-relative store key of the chunk at ``coords``."""
     sep = spec.separator
     if spec.name == "default":
-        return "c" + "".join(sep + str(c) for c in coords)
-    return sep.join(str(c) for c in coords) if coords else "0"
+        return "c" + "".join([sep + str(c) for c in coords])
+    return sep.join([str(c) for c in coords]) if coords else "0"
 
 
 def decode_chunk_key(spec: ChunkKeyEncodingSpec, key: str, ndim: int) -> ChunkCoords | None:

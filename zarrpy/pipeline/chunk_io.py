@@ -306,7 +306,7 @@ class ChunkIO:
         per = self._units_per_chunk
         by_outer: dict[ChunkCoords, dict[ChunkCoords, list[Projection]]] = {}
         for proj in projections:
-            outer = tuple(c // p for c, p in zip(proj.chunk_coords, per))
+            outer = tuple([c // p for c, p in zip(proj.chunk_coords, per)])
             by_outer.setdefault(outer, {}).setdefault(proj.chunk_coords, []).append(proj)
 
         def read_batch(batch: list[dict[ChunkCoords, list[Projection]]]) -> None:
@@ -375,7 +375,7 @@ class ChunkIO:
         """Read only part of this chunk? When the chain can and the chunk is
         not wanted whole: always for chunks holding inner chunks, else when at
         most half of it is wanted."""
-        if not self._partial or any(p.is_complete for p in group):
+        if not self._partial or any([p.is_complete for p in group]):
             return False
         stored = self.bound.encoded_size
         if stored is not None and stored <= self.store.whole_read_nbytes:
@@ -453,7 +453,7 @@ class ChunkIO:
             return None
         dests = []
         for proj in group:
-            if proj.pick is not None or not all(isinstance(s, slice) for s in proj.out_selection):
+            if proj.pick is not None or not all([isinstance(s, slice) for s in proj.out_selection]):
                 return None
             dest = out[proj.out_selection]
             if dest.shape != tuple(proj.chunk_block_shape):

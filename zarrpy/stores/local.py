@@ -179,14 +179,20 @@ class LocalStore(Store):
     # -- confinement -------------------------------------------------------
     def _parts(self, key: str) -> list[str]:
         parts = validate_key(key).split("/")
-        if any(_tempfiles.is_temp_name(part) for part in parts):
-            raise InvalidKeyError(
-                f"invalid store key {key!r}: names starting with {_tempfiles.TMP_PREFIX!r} "
-                "are zarrpy's temporary files, never values"
-            )
+        for part in parts:
+            if _tempfiles.is_temp_name(part):
+                raise InvalidKeyError(
+                    f"invalid store key {key!r}: names starting with {_tempfiles.TMP_PREFIX!r} "
+                    "are zarrpy's temporary files, never values"
+                )
         return parts
 
     def _path(self, parts: list[str]) -> str:
+        if os.sep == "/":  # a checked key's parts: no separators, no empty, "." or ".." parts
+            root = self._confined.root
+            if not parts:
+                return root
+            return (root if root.endswith("/") else root + "/") + "/".join(parts)
         return os.path.join(self._confined.root, *parts)
 
     def _escape(self, key: str) -> InvalidKeyError:
