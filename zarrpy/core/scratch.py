@@ -52,12 +52,15 @@ class ScratchLease:
     def __enter__(self) -> np.ndarray:
         need = self.nbytes + self.offset
         free = _free_list()
-        fits = [i for i, candidate in enumerate(free) if candidate.size >= need]
-        # The smallest that fits: a file read must not take the buffer its decoding needs next.
-        if fits:
-            buf = free.pop(min(fits, key=lambda i: free[i].size))
-        else:  # room for any offset, so the buffer serves every later request of this size
-            buf = aligned_empty(max(self.nbytes, 1) + PAGE_NBYTES)
+        # The most recently returned buffer that fits: nested leases (a file
+        # read, then its decoding) get back the same buffers, still in the
+        # cache, in the same roles chunk after chunk.
+        for i in range(len(free) - 1, -1, -1):
+            if free[i].size >= need:
+                buf = free.pop(i)
+                break
+        else:
+            buf = aligned_empty(_capacity(self.nbytes))
         self._buf = buf
         return buf[self.offset : need]
 
@@ -68,6 +71,16 @@ class ScratchLease:
             free.append(buf)
             if len(free) > KEEP_COUNT:  # forget the smallest (by position: arrays do not compare)
                 free.pop(min(range(len(free)), key=lambda i: free[i].size))
+
+
+def _capacity(nbytes: int) -> int:
+    """Size of a new buffer for ``nbytes``: room for any offset in a page,
+    rounded up to a power of two when it may be kept, so that a buffer
+    serves the next chunks of about that size (compressed chunks differ a
+    little in size) instead of each needing a new one."""
+    need = max(nbytes, 1) + PAGE_NBYTES
+    rounded = 1 << (need - 1).bit_length()
+    return rounded if rounded <= KEEP_NBYTES + PAGE_NBYTES else need
 
 
 def scratch(nbytes: int, offset: int = 0) -> ScratchLease:

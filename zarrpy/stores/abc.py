@@ -14,7 +14,7 @@ values).
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
-from contextlib import contextmanager
+from contextlib import AbstractContextManager, contextmanager, nullcontext
 from typing import Any, Hashable, Iterable, Iterator, Sequence
 
 from ..core.byte_range import ByteRequest
@@ -205,13 +205,12 @@ class Store(ABC):
     files): then a read gains nothing from fetching many values at once and
     goes value by value, each read, decoded and copied out in turn."""
 
-    @contextmanager
-    def get_scratch(self, key: str) -> Iterator[Any]:
+    def get_scratch(self, key: str) -> AbstractContextManager[Any]:
         """The whole value of ``key`` (None when missing) as a bytes-like
         object valid inside the ``with`` block only: a store may read it into
         a scratch buffer of the calling thread (:mod:`zarrpy.core.scratch`).
         Default: :meth:`get`."""
-        yield self.get(key)
+        return nullcontext(self.get(key))
 
     @contextmanager
     def open_reader(self, key: str) -> Iterator[KeyReader]:

@@ -41,7 +41,7 @@ FIFO …) raise :class:`~zarrpy.errors.StoreError` naming the key, with the
 from __future__ import annotations
 
 import errno
-from contextlib import contextmanager
+from contextlib import AbstractContextManager, contextmanager
 import os
 import stat
 import threading
@@ -50,7 +50,7 @@ from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
-from ..core.scratch import scratch
+from ..core.scratch import ScratchLease, scratch
 from ..core.byte_range import ByteRequest, OffsetRequest, RangeRequest, SuffixRequest
 from ..errors import InvalidKeyError, KeyNotFoundError, StoreError
 from . import _tempfiles
@@ -127,6 +127,42 @@ class _OpenFileReader(KeyReader):
         if self._file is not None:
             self._file.close()
             self._file = None
+
+
+class _ScratchRead(AbstractContextManager[Any]):
+    """:meth:`LocalStore.get_scratch`'s context manager."""
+
+    __slots__ = ("store", "key", "_file", "_lease")
+
+    def __init__(self, store: LocalStore, key: str):
+        self.store, self.key = store, key
+        self._file: OpenFile | None = None
+        self._lease: ScratchLease | None = None
+
+    def __enter__(self) -> Any:
+        f = self._file = self.store._open_read(self.key)
+        if f is None:
+            return None
+        try:
+            self._lease = scratch(f.size)
+            buf = self._lease.__enter__()
+            got = f.read_into(buf)
+        except OSError as exc:
+            self.__exit__(None, None, None)
+            raise store_error(self.store, "read", self.key, exc) from exc
+        except BaseException:
+            self.__exit__(None, None, None)
+            raise
+        return buf[:got]
+
+    def __exit__(self, *exc: object) -> None:
+        lease, f, self._lease, self._file = self._lease, self._file, None, None
+        try:
+            if lease is not None:
+                lease.__exit__(None, None, None)
+        finally:
+            if f is not None:
+                f.close()
 
 
 class LocalStore(Store):
@@ -261,21 +297,13 @@ class LocalStore(Store):
 
     reads_in_place = HAS_PREAD
 
-    @contextmanager
-    def get_scratch(self, key: str) -> Iterator[Any]:
+    def get_scratch(self, key: str) -> _ScratchRead:
         """The file of ``key`` (same checks as :meth:`get`) read with
         positioned reads into a scratch buffer of this thread, which is
-        valid inside the ``with`` block only; None when there is no file."""
-        f = self._open_read(key)
-        if f is None:
-            yield None
-            return
-        with f, scratch(f.size) as buf:
-            try:
-                got = f.read_into(buf)
-            except OSError as exc:
-                raise store_error(self, "read", key, exc) from exc
-            yield buf[:got]
+        valid inside the ``with`` block only; None when there is no file.
+        (A plain context manager class: a generator-based one costs several
+        microseconds more per chunk.)"""
+        return _ScratchRead(self, key)
 
     @contextmanager
     def open_reader(self, key: str) -> Iterator[KeyReader]:
