@@ -22,7 +22,7 @@ import math
 from contextlib import contextmanager
 from dataclasses import dataclass
 from types import EllipsisType
-from typing import Any, Hashable, Iterable, Iterator, NamedTuple, Sequence
+from typing import Any, Callable, Hashable, Iterable, Iterator, NamedTuple, Sequence
 
 import numpy as np
 
@@ -31,7 +31,7 @@ from ..codecs.chain import BoundChain, chain_from_json
 from ..codecs.fill import fill_chunk, fixed_fill
 from ..codecs.merge import ChunkWrite
 from ..codecs.partial import ArrayPartialDecoder, DecodeOptions
-from ..core._typing import ChunkCoords, Shape
+from ..core._typing import BytesLike, ChunkCoords, Shape
 from ..core.chunk_grid import RegularChunkGrid
 from ..core.limits import check_chunk_nbytes
 from ..core.indexing import ChunkProjection, OrthogonalIndexer, whole_chunk_box
@@ -273,13 +273,16 @@ class ChunkIO:
         def read_batch(batch: list[tuple[str, list[Projection]]]) -> None:
             in_part = [self._reads_partially(group) for _, group in batch]
             whole = [item for item, part in zip(batch, in_part) if not part]
-            if self.store.reads_in_place:  # local files: each read into scratch, decoded, copied out
-                for key, group in whole:
-                    with self.store.get_scratch(key) as data:
-                        self._scatter_whole(out, key, group, data)
-            else:
-                for (key, group), data in zip(whole, self._fetch([k for k, _ in whole])):
-                    self._scatter_whole(out, key, group, data)
+            # One scratch decoder for the batch: its buffer is taken once, by
+            # the first chunk that is not decoded straight into ``out``.
+            with self.bound.scratch_decoder(like=out) as decode:
+                if self.store.reads_in_place:  # local files: each read into scratch, decoded, copied out
+                    for key, group in whole:
+                        with self.store.get_scratch(key) as data:
+                            self._scatter_whole(out, key, group, data, decode)
+                else:
+                    for (key, group), data in zip(whole, self._fetch([k for k, _ in whole])):
+                        self._scatter_whole(out, key, group, data, decode)
             for (key, group), part in zip(batch, in_part):
                 if part:
                     self._scatter_part(out, key, group)
@@ -383,7 +386,14 @@ class ChunkIO:
         wanted = sum(math.prod(p.chunk_block_shape) for p in group)
         return self.inner is not None or wanted * 2 <= math.prod(self.grid.chunk_shape)
 
-    def _scatter_whole(self, out: np.ndarray, key: str, group: list[Projection], data: Any) -> None:
+    def _scatter_whole(
+        self, out: np.ndarray, key: str, group: list[Projection], data: Any,
+        decode: Callable[[BytesLike], np.ndarray | None] | None,
+    ) -> None:
+        """Scatter one stored chunk (``data``; None: missing) into ``out``:
+        straight into its box when it takes the whole chunk, else through
+        ``decode`` (a :meth:`BoundChain.scratch_decoder`'s, or None), else
+        the chain's usual decoding."""
         if data is None:
             for proj in group:
                 out[proj.out_selection] = self.form.fill_block(proj.out_block_shape)
@@ -392,13 +402,12 @@ class ChunkIO:
             dest = self._whole_dest(out, group[0]) if len(group) == 1 else None
             if dest is not None and self.bound.decode_into(data, dest, self._options):
                 return
-            if self.form.reads_into_buffers:  # the usual chain: decompress into scratch, view, copy out
-                with self.bound.scratch_decoder(like=out) as decode:
-                    chunk = decode(data) if decode is not None else None
-                    if chunk is not None:
-                        for proj in group:
-                            _put(out, proj, chunk[(*proj.chunk_selection, Ellipsis)])
-                        return
+            if decode is not None and self.form.reads_into_buffers:  # decompress into scratch, view, copy out
+                chunk = decode(data)
+                if chunk is not None:
+                    for proj in group:
+                        _put(out, proj, chunk[(*proj.chunk_selection, Ellipsis)])
+                    return
             with self.bound.decoded(data) as decoded:
                 chunk = self.form.to_numpy(decoded)
                 for proj in group:
