@@ -181,6 +181,11 @@ class BoundChain:
         chain = self.chain
         if chain.array_to_array or dest.shape != self.spec.shape or dest.dtype != self.spec.dtype.numpy:
             return False
+        compressor = self.single_compressor()
+        if compressor is not None:  # the usual chain, worked out once: decompress into ``dest``
+            if not (dest.flags.c_contiguous and dest.flags.writeable):
+                return False
+            return compressor.decode_into(data, dest.reshape(-1).view(np.uint8), self._a2b_spec)
         a2b, b2bs = chain.array_to_bytes, chain.bytes_to_bytes
         if not b2bs:
             return a2b.decode_into(data if a2b.decodes_buffers else _as_bytes(data), self._a2b_spec, dest, options)

@@ -129,11 +129,17 @@ class ZstdCodec(BytesToBytesCodec):
         return True
 
 
+_NUMCODECS_ZSTD: Any = None
+
+
 def _numcodecs_zstd() -> Any:
     """numcodecs' zstd module (imported on first use, like blosc's)."""
-    from numcodecs import zstd
+    global _NUMCODECS_ZSTD
+    if _NUMCODECS_ZSTD is None:
+        from numcodecs import zstd
 
-    return zstd
+        _NUMCODECS_ZSTD = zstd
+    return _NUMCODECS_ZSTD
 
 
 # zstandard's (de)compressor objects are not thread-safe but are costly to
