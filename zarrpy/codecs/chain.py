@@ -386,15 +386,14 @@ class ScratchDecoder:
 
     def decode(self, data: BytesLike) -> np.ndarray | None:
         """Decode one stored chunk into the scratch buffer; its elements, or None (see above)."""
-        buf, elements = self._buf, self._elements
-        if buf is None or elements is None:
+        if self._buf is None or self._elements is None:  # the first decode takes the buffer
             spec = self.bound.spec
             dtype = spec.dtype.numpy
             self._lease = scratch(spec.size * dtype.itemsize, page_offset(self.like))
-            buf = self._buf = self._lease.__enter__()
-            elements = self._elements = buf.view(dtype).reshape(spec.shape)
+            self._buf = self._lease.__enter__()
+            self._elements = self._buf.view(dtype).reshape(spec.shape)
         assert self.compressor is not None
-        return elements if self.compressor.decode_into(data, buf, self.bound._a2b_spec) else None
+        return self._elements if self.compressor.decode_into(data, self._buf, self.bound._a2b_spec) else None
 
     def __exit__(self, *exc: object) -> None:
         lease, self._lease, self._buf, self._elements = self._lease, None, None, None

@@ -147,11 +147,10 @@ class _ScratchRead(AbstractContextManager[Any]):
             self._lease = scratch(f.size)
             buf = self._lease.__enter__()
             got = f.read_into(buf)
-        except OSError as exc:
+        except BaseException as exc:
             self.__exit__(None, None, None)
-            raise store_error(self.store, "read", self.key, exc) from exc
-        except BaseException:
-            self.__exit__(None, None, None)
+            if isinstance(exc, OSError):
+                raise store_error(self.store, "read", self.key, exc) from exc
             raise
         return buf[:got]
 

@@ -37,6 +37,7 @@ import numpy as np
 
 from ...core._typing import BytesLike
 from ...core.array_bytes import ArrayBytes
+from ...core.batches import even_runs
 from ...errors import CodecError
 from ...core.indexing import OrthogonalIndexer
 from ...core.point_indexing import PointIndexer
@@ -55,7 +56,7 @@ from ..partial import (
 )
 from ._layout import ShardLayout, normalise_selection
 from .index import NAME, ShardIndex, index_spec
-from .partial import DEFAULT_MAX_GAP_NBYTES, ShardPartialDecoder
+from .partial import _GROUPS, DEFAULT_MAX_GAP_NBYTES, ShardPartialDecoder
 
 INDEX_LOCATIONS = ("start", "end")
 DEFAULT_CODECS: list[dict[str, Any]] = [{"name": "bytes", "configuration": {"endian": "little"}}]
@@ -253,8 +254,7 @@ class ShardingCodec(ArrayToBytesCodec):
                         layout.decode_inner_into(pos, piece, boxes[pos])
 
         # A few groups, not one task per inner chunk: a task costs about what a small chunk does.
-        ngroups = min(len(stored), 8)
-        options.map_fn(decode_group, [stored[i::ngroups] for i in range(ngroups)])
+        options.map_fn(decode_group, even_runs(stored, _GROUPS))
         return True
 
     def index_nbytes(self, spec: ChunkSpec) -> int:
