@@ -8,6 +8,8 @@ from __future__ import annotations
 
 import threading
 
+from concurrent.futures import ThreadPoolExecutor
+
 import numpy as np
 import pytest
 import zstandard
@@ -208,6 +210,42 @@ def test_zstd_decode_into_leaves_unusual_frames_to_decode():
         assert codec.decode(frames, s) == raw
 
 
+@pytest.mark.parametrize("checksum", [False, True])
+def test_zstd_decode_into_refuses_what_decode_refuses_after_or_inside_the_frame(checksum):
+    s = spec((64,))
+    raw = sample((64,)).tobytes()
+    codec = ZstdCodec(level=3, checksum=checksum)
+    frame = codec.encode(raw, s)
+    skippable = b"\x50\x2a\x4d\x18" + (4).to_bytes(4, "little") + b"abcd"
+    dest = np.empty(len(raw), np.uint8)
+    assert codec.decode_into(memoryview(frame), dest, s) and dest.tobytes() == raw
+    # A skippable frame after the data is left to decode, which allows it;
+    # the rest (bytes after the frame, a cut frame or checksum) both refuse.
+    assert not codec.decode_into(frame + skippable, dest, s)
+    assert codec.decode(frame + skippable, s) == raw
+    for bad in (frame + b"garbage!", frame + b"\0\0\0\0", frame[:-3], frame[: len(frame) // 2]):
+        assert not codec.decode_into(bad, np.empty(len(raw), np.uint8), s)
+        with pytest.raises(ChunkDecodeError):
+            codec.decode(bad, s)
+
+
+def test_zstd_decode_into_works_from_any_thread_with_one_context_each():
+    s = spec((4096,))
+    codec = ZstdCodec(level=3)
+    chunks = [sample((4096,)).tobytes()[i:] + bytes(i) for i in range(32)]
+    encoded = [codec.encode(c, s) for c in chunks]
+
+    def decode(i):
+        dest = np.empty(len(chunks[i]), np.uint8)
+        for _ in range(20):
+            assert codec.decode_into(encoded[i], dest, s)
+            assert dest.tobytes() == chunks[i]
+        return True
+
+    with ThreadPoolExecutor(4) as pool:
+        assert all(pool.map(decode, range(32)))
+
+
 @pytest.mark.parametrize("codec", [ZstdCodec(level=3), ZstdCodec(level=3, checksum=True),
                                    BloscCodec(cname="zstd", clevel=3, shuffle="shuffle", typesize=2)])
 def test_corrupt_data_is_refused_by_decode_into_and_reported_by_decode(codec):
@@ -366,3 +404,35 @@ def test_a_shared_sharding_codec_keeps_a_layout_per_shard_spec():
     assert codec.layout(a) is layout_a and codec.layout(b) is layout_b
     for n in range(40):  # many specs: the codec forgets the oldest, answers stay right
         assert codec.layout(spec((2, 2 * (n + 1)))).grid_shape == (1, n + 1)
+
+
+@given(
+    pattern=st.sampled_from(["random", "runs", "zeros", "text"]),
+    nbytes=st.integers(1, 300_000),
+    level=st.sampled_from([-5, 1, 3, 19]),
+    checksum=st.booleans(),
+    extra=st.binary(max_size=8),
+)
+@settings(max_examples=40, deadline=None)
+def test_zstd_frame_length_from_block_headers_matches_zstd(pattern, nbytes, level, checksum, extra):
+    # Raw (incompressible), RLE (runs, zeros) and compressed blocks, one or
+    # several (a block holds at most 128 KiB), with or without a checksum.
+    from zarrpy.codecs.zstd import _frame_nbytes
+
+    rng = np.random.default_rng(nbytes)
+    if pattern == "random":
+        raw = rng.integers(0, 256, nbytes, dtype=np.uint8).tobytes()
+    elif pattern == "runs":
+        raw = np.repeat(rng.integers(0, 256, nbytes // 5000 + 1, dtype=np.uint8), 5000)[:nbytes].tobytes()
+    elif pattern == "zeros":
+        raw = bytes(nbytes)
+    else:
+        raw = (b"the quick brown fox jumps over the lazy dog " * (nbytes // 44 + 1))[:nbytes]
+    frame = zstandard.ZstdCompressor(level=level, write_checksum=checksum).compress(raw)
+    dobj = zstandard.ZstdDecompressor().decompressobj()
+    dobj.decompress(frame + extra)
+    assert len(frame + extra) - len(dobj.unused_data) == len(frame)  # zstd's own account
+    assert _frame_nbytes(memoryview(frame + extra)) == len(frame)
+    for cut in (1, 3, len(frame) // 2):
+        if cut < len(frame) - 6:
+            assert _frame_nbytes(memoryview(frame[:-cut])) is None

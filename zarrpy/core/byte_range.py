@@ -124,14 +124,17 @@ class ShortRead:
 
 
 class CoalescedRead:
-    """The bytes of many requested ranges, fetched by :func:`read_coalesced`."""
+    """The bytes of many requested ranges, fetched by :func:`read_coalesced`.
 
-    __slots__ = ("starts", "ends", "run_starts", "run_ends", "_run", "_data")
+    Positions are kept as Python ints: a read is most often one range or a
+    few, where numpy would cost more than the bookkeeping it does.
+    """
 
-    def __init__(self, starts: np.ndarray, ends: np.ndarray, run_starts: np.ndarray, run_ends: np.ndarray,
-                 run: np.ndarray, data: list[bytes]):
+    __slots__ = ("starts", "ends", "run_starts", "_run", "_data")
+
+    def __init__(self, starts: list[int], ends: list[int], run_starts: list[int], run: list[int], data: list[bytes]):
         self.starts, self.ends = starts, ends
-        self.run_starts, self.run_ends = run_starts, run_ends
+        self.run_starts = run_starts
         self._run, self._data = run, data
 
     @property
@@ -143,31 +146,36 @@ class CoalescedRead:
         """Each requested range's bytes, in request order: ``bytes``, or with
         ``copy=False`` read-only memoryviews into the merged reads (no copy;
         for consumers that take any buffer)."""
-        views = [memoryview(d) for d in self._data]
+        data = self._data
+        run_starts = self.run_starts
+        views: list[memoryview | None] = [None] * len(data)
         out: list[Any] = []
-        run_starts = self.run_starts.tolist()
-        for s, e, r in zip(self.starts.tolist(), self.ends.tolist(), self._run.tolist()):
+        for s, e, r in zip(self.starts, self.ends, self._run):
             if e <= s:
                 out.append(b"")
-            else:
-                lo = s - run_starts[r]
-                if lo == 0 and e - s == len(self._data[r]):
-                    out.append(self._data[r])
-                else:
-                    piece = views[r][lo : lo + e - s]
-                    out.append(bytes(piece) if copy else piece)
+                continue
+            lo = s - run_starts[r]
+            if lo == 0 and e - s == len(data[r]):
+                out.append(data[r])
+                continue
+            view = views[r]
+            if view is None:
+                view = views[r] = memoryview(data[r])
+            piece = view[lo : lo + e - s]
+            out.append(bytes(piece) if copy else piece)
         return out
 
     def joined(self) -> tuple[bytes, np.ndarray]:
         """Every merged read concatenated, and where each requested range
         starts in it (its length is ``ends - starts``): for vectorised gathers
         of many small ranges. An empty range's position is meaningless."""
+        starts = np.asarray(self.starts, dtype=np.int64)
         if not self._data:
-            return b"", np.zeros_like(self.starts)
+            return b"", np.zeros_like(starts)
         run_pos = np.zeros(len(self._data) + 1, dtype=np.int64)
-        np.cumsum(self.run_ends - self.run_starts, out=run_pos[1:])
-        r = self._run
-        return b"".join(self._data), self.starts - self.run_starts[r] + run_pos[r]
+        np.cumsum([len(d) for d in self._data], out=run_pos[1:])
+        r = np.asarray(self._run, dtype=np.int64)
+        return b"".join(self._data), starts - np.asarray(self.run_starts, dtype=np.int64)[r] + run_pos[r]
 
 
 def read_coalesced(
@@ -188,28 +196,36 @@ def read_coalesced(
     the value). A merged read that comes back short or missing raises
     ``short_read_error(ShortRead(...))`` for the first such read.
     """
-    s = np.asarray(starts, dtype=np.int64).reshape(-1)
-    e = np.asarray(ends, dtype=np.int64).reshape(-1)
-    if s.size == 1 and e.size == 1 and e[0] > s[0]:  # one range: one run, nothing to merge
-        run_starts, run_ends, run = s, e, np.zeros(1, dtype=np.int64)
+    s, e = _int_list(starts), _int_list(ends)
+    if len(s) == 1 and len(e) == 1 and e[0] > s[0]:  # one range: one run, nothing to merge
+        run_starts, run_ends, run = s, e, [0]
     else:
-        run_starts, run_ends = coalesce_ranges(s, e, max_gap_nbytes)
+        rs, re_ = coalesce_ranges(s, e, max_gap_nbytes)
         # The run holding each range (empty ranges: any run, they take no bytes).
-        run = np.clip(np.searchsorted(run_starts, s, side="right") - 1, 0, None)
-    if not run_starts.size:
-        return CoalescedRead(s, e, run_starts, run_ends, run, [])
-    requests = [RangeRequest(offset + lo, offset + hi) for lo, hi in zip(run_starts.tolist(), run_ends.tolist())]
+        run = np.clip(np.searchsorted(rs, s, side="right") - 1, 0, None).tolist()
+        run_starts, run_ends = rs.tolist(), re_.tolist()
+    if not run_starts:
+        return CoalescedRead(s, e, [], run, [])
+    requests = [RangeRequest(offset + lo, offset + hi) for lo, hi in zip(run_starts, run_ends)]
     read_many = getattr(read, "read_many", None)
     got = read_many(requests) if read_many is not None else [read(r) for r in requests]
     data: list[bytes] = []
-    for i, (lo, hi, piece) in enumerate(zip(run_starts.tolist(), run_ends.tolist(), got)):
+    for i, (lo, hi, piece) in enumerate(zip(run_starts, run_ends, got)):
         if piece is None or len(piece) != hi - lo:
             got_end = lo + (0 if piece is None else len(piece))
-            members = np.flatnonzero((run == i) & (e > s) & (e > got_end))
-            first = min(members.tolist(), key=lambda j: (int(s[j]), int(e[j]), j))
+            members = [j for j, (r, a, b) in enumerate(zip(run, s, e)) if r == i and b > a and b > got_end]
+            first = min(members, key=lambda j: (s[j], e[j], j))
             raise short_read_error(ShortRead(lo, hi, got_end, piece is None, first))
         data.append(piece)
-    return CoalescedRead(s, e, run_starts, run_ends, run, data)
+    return CoalescedRead(s, e, run_starts, run, data)
+
+
+def _int_list(values: Any) -> list[int]:
+    """Positions as a flat list of Python ints (a list given is taken as it is, no numpy round trip)."""
+    if isinstance(values, list):
+        return [int(v) for v in values]
+    out: list[int] = np.asarray(values, dtype=np.int64).reshape(-1).tolist()
+    return out
 
 
 __all__ = [

@@ -28,9 +28,11 @@ from .selection import check_slice
 from ..errors import BoundsCheckError, SelectionError
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
 class ChunkProjection:
-    """How one chunk takes part in a selection.
+    """How one chunk takes part in a selection (a value: never changed once
+    made; not frozen only because a frozen dataclass costs five times as
+    much to make, and one is made per chunk of every read).
 
     ``chunk_selection`` indexes the decoded chunk with numpy (``np.ix_`` form
     when several dimensions take arrays); ``chunk_dim_selection`` is the same
@@ -90,10 +92,10 @@ class _IntDim:
         self.index = index % dim_len if dim_len else index
         self.dim_len, self.chunk_len = dim_len, chunk_len
 
-    def pieces(self) -> Iterator[_DimPiece]:
+    def pieces(self) -> list[_DimPiece]:
         ci, off = divmod(self.index, self.chunk_len)
         region = min(self.chunk_len, self.dim_len - ci * self.chunk_len)
-        yield _DimPiece(ci, slice(off, off + 1), None, 1, region == 1)
+        return [_DimPiece(ci, slice(off, off + 1), None, 1, region == 1)]
 
 
 class _SliceDim:
@@ -107,9 +109,12 @@ class _SliceDim:
         self.nitems = len(range(self.start, self.stop, self.step))
         self.dim_len, self.chunk_len = dim_len, chunk_len
 
-    def pieces(self) -> Iterator[_DimPiece]:
+    def pieces(self) -> list[_DimPiece]:
+        """Per chunk touched, what this dimension takes from it (a list: the
+        caller takes them all, and a list is cheaper than a generator)."""
+        out: list[_DimPiece] = []
         if self.nitems == 0:
-            return
+            return out
         start, stop, step, cl = self.start, self.stop, self.step, self.chunk_len
         last = start + (self.nitems - 1) * step
         for ci in range(start // cl, last // cl + 1):
@@ -122,7 +127,8 @@ class _SliceDim:
             n = -(-(end - first) // step)
             out0 = (first - start) // step
             complete = step == 1 and first == c0 and end == c1
-            yield _DimPiece(ci, slice(first - c0, end - c0, step), slice(out0, out0 + n), n, complete)
+            out.append(_DimPiece(ci, slice(first - c0, end - c0, step), slice(out0, out0 + n), n, complete))
+        return out
 
 
 class _ArrayDim:
@@ -146,9 +152,10 @@ class _ArrayDim:
         self.nitems = int(self.index.size)
         self.dim_len, self.chunk_len = dim_len, chunk_len
 
-    def pieces(self) -> Iterator[_DimPiece]:
+    def pieces(self) -> list[_DimPiece]:
+        out: list[_DimPiece] = []
         if self.nitems == 0:
-            return
+            return out
         idx, cl = self.index, self.chunk_len
         chunk_ids = idx // cl
         if np.all(chunk_ids[1:] >= chunk_ids[:-1]):
@@ -167,10 +174,14 @@ class _ArrayDim:
             region = min(cl, self.dim_len - c0)
             complete = (e - s) == region and bool(np.array_equal(local, np.arange(region)))
             out_sel = slice(s, e) if order is None else order[s:e]
-            yield _DimPiece(ci, local, out_sel, e - s, complete)
+            out.append(_DimPiece(ci, local, out_sel, e - s, complete))
+        return out
 
 
 def _dim_indexer(sel: Any, dim_len: int, chunk_len: int, allow_arrays: bool) -> _IntDim | _SliceDim | _ArrayDim:
+    if type(sel) is slice and (sel.step is None or sel.step == 1):  # the usual case first
+        check_slice(sel)
+        return _SliceDim(sel, dim_len, chunk_len)
     if isinstance(sel, (int, np.integer)) and not isinstance(sel, (bool, np.bool_)):
         return _IntDim(int(sel), dim_len, chunk_len)
     if isinstance(sel, slice):
@@ -259,7 +270,7 @@ class OrthogonalIndexer:
         # List comprehensions, not generator expressions: inlined since
         # Python 3.12, they make the per-chunk work here a third cheaper.
         kept = self._kept
-        for pieces in itertools.product(*[list(d.pieces()) for d in self.dims]):
+        for pieces in itertools.product(*[d.pieces() for d in self.dims]):
             dim_sel = tuple([p.chunk_sel for p in pieces])
             out_sel = tuple([pieces[i].out_sel for i in kept])
             chunk_sel = dim_sel

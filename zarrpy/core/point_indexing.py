@@ -106,7 +106,7 @@ def with_index_arrays(selection: Any) -> Any:
     """``selection`` with every array-like (a list, a zarrpy Array, ...)
     turned into a numpy index array once, so nothing is read twice."""
     if isinstance(selection, tuple):
-        return tuple(as_index_array(s) if is_array_like(s) else s for s in selection)
+        return tuple([as_index_array(s) if is_array_like(s) else s for s in selection])
     return as_index_array(selection) if is_array_like(selection) else selection
 
 
@@ -139,7 +139,7 @@ def is_vectorized(selection: Any, ndim: int) -> bool:
 def is_array_like(item: Any) -> bool:
     """Is ``item`` an index array to be (a list, tuple, numpy array or anything
     with ``__array__``), rather than an integer, slice, ``...`` or ``None``?"""
-    if isinstance(item, (slice, int, np.generic, str, bytes)) or item is Ellipsis or item is None:
+    if type(item) is slice or isinstance(item, (slice, int, np.generic, str, bytes)) or item is Ellipsis or item is None:
         return False
     return isinstance(item, (list, tuple, np.ndarray)) or hasattr(item, "__array__")
 

@@ -38,7 +38,7 @@ class Points:
 def check_slice(sel: slice) -> None:
     """SelectionError unless ``sel``'s bounds are integers or None and its step is not 0."""
     for part in (sel.start, sel.stop, sel.step):
-        if part is not None and not isinstance(part, (int, np.integer)):
+        if part is not None and type(part) is not int and not isinstance(part, (int, np.integer)):
             raise SelectionError(f"slice bounds must be integers or None, got {sel!r}")
     if sel.step is not None and int(sel.step) == 0:
         raise SelectionError("slice step cannot be zero")

@@ -14,7 +14,7 @@ values).
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
-from contextlib import AbstractContextManager, contextmanager, nullcontext
+from contextlib import AbstractContextManager, nullcontext
 from typing import Any, Hashable, Iterable, Iterator, Sequence
 
 from ..core.byte_range import ByteRequest
@@ -212,14 +212,13 @@ class Store(ABC):
         Default: :meth:`get`."""
         return nullcontext(self.get(key))
 
-    @contextmanager
-    def open_reader(self, key: str) -> Iterator[KeyReader]:
+    def open_reader(self, key: str) -> AbstractContextManager[KeyReader]:
         """:meth:`reader` for one operation: the reads of a partial decode
         (the value's size, a shard's index, its inner chunks) happen inside
         the ``with`` block. A store may keep the value open meanwhile
         (:class:`~zarrpy.stores.local.LocalStore` opens the file once and
         reads every range of that one file). Default: :meth:`reader`."""
-        yield self.reader(key)
+        return nullcontext(self.reader(key))
 
     @property
     def url(self) -> str | None:

@@ -41,7 +41,7 @@ FIFO …) raise :class:`~zarrpy.errors.StoreError` naming the key, with the
 from __future__ import annotations
 
 import errno
-from contextlib import AbstractContextManager, contextmanager
+from contextlib import AbstractContextManager, nullcontext
 import os
 import stat
 import threading
@@ -51,7 +51,7 @@ from pathlib import Path
 from typing import Any
 
 from ..core.scratch import ScratchLease, scratch
-from ..core.byte_range import ByteRequest, OffsetRequest, RangeRequest, SuffixRequest
+from ..core.byte_range import ByteRequest
 from ..errors import InvalidKeyError, KeyNotFoundError, StoreError
 from . import _tempfiles
 from ._files import HAS_PREAD, OpenFile
@@ -127,6 +127,12 @@ class _OpenFileReader(KeyReader):
         if self._file is not None:
             self._file.close()
             self._file = None
+
+    def __enter__(self) -> _OpenFileReader:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
 
 
 class _ScratchRead(AbstractContextManager[Any]):
@@ -304,22 +310,17 @@ class LocalStore(Store):
         microseconds more per chunk.)"""
         return _ScratchRead(self, key)
 
-    @contextmanager
-    def open_reader(self, key: str) -> Iterator[KeyReader]:
+    def open_reader(self, key: str) -> AbstractContextManager[KeyReader]:
         """A reader that opens ``key``'s file once (with the same checks as
         :meth:`get`) and answers its size and every range from that one
         descriptor: one open for a partial decode instead of one per request,
         and a shard's index and inner chunks come from the same file even
-        if it is replaced meanwhile. (Without ``os.pread``, on Windows:
-        a reader that opens the file per request.)"""
+        if it is replaced meanwhile; leaving the ``with`` block closes it.
+        (Without ``os.pread``, on Windows: a reader that opens the file per
+        request.)"""
         if not HAS_PREAD:
-            yield self.reader(key)
-            return
-        reader = _OpenFileReader(self, key)
-        try:
-            yield reader
-        finally:
-            reader.close()
+            return nullcontext(self.reader(key))
+        return _OpenFileReader(self, key)
 
     def get_partial_values(self, requests: Sequence[tuple[str, ByteRequest | None]]) -> list[bytes | None]:
         """Many ranges, each file opened once however many ranges it answers."""

@@ -278,12 +278,12 @@ def normalise_selection(selection: Any) -> tuple[Any, ...]:
     an integer becomes a length-1 array, so that no dimension is dropped."""
     if not isinstance(selection, tuple):
         selection = tuple(selection) if isinstance(selection, list) else (selection,)
-    return tuple(
-        np.array([int(s)], dtype=np.int64)
-        if isinstance(s, (int, np.integer)) and not isinstance(s, (bool, np.bool_))
+    return tuple([
+        s if type(s) is slice
+        else np.array([int(s)], dtype=np.int64) if isinstance(s, (int, np.integer)) and not isinstance(s, (bool, np.bool_))
         else s
         for s in selection
-    )
+    ])
 
 
 def gather_variable(pieces: list[tuple[np.ndarray, ArrayBytes]], shape: Shape) -> ArrayBytes:

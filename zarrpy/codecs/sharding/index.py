@@ -33,6 +33,10 @@ EMPTY = np.uint64(2**64 - 1)
 
 UINT64 = DataType.from_json("uint64")
 
+_EMPTY_INT = int(EMPTY)
+_MAX_LISTED_ENTRIES = 1 << 17
+"""Read-only indexes up to this many numbers (65,536 inner chunks) keep a list for lookups."""
+
 
 def index_spec(grid_shape: Shape) -> ChunkSpec:
     """The chunk spec of a shard index for an inner grid of ``grid_shape``."""
@@ -47,13 +51,14 @@ class ShardIndex:
     of the inner coordinates).
     """
 
-    __slots__ = ("grid_shape", "entries")
+    __slots__ = ("grid_shape", "entries", "_pairs")
 
     def __init__(self, grid_shape: Shape, entries: np.ndarray | None = None):
         self.grid_shape: Shape = tuple(grid_shape)
         if entries is None:
             entries = np.full((*self.grid_shape, 2), EMPTY, dtype=np.uint64)
         self.entries = entries
+        self._pairs: list[list[int]] | None = None
 
     @property
     def nchunks(self) -> int:
@@ -73,11 +78,26 @@ class ShardIndex:
         return not bool(self.present().any())
 
     def get(self, position: int) -> tuple[int, int] | None:
-        """``(offset, nbytes)`` of the inner chunk at flat ``position``, or None if empty."""
-        offset, nbytes = self._flat()[position]
-        if offset == EMPTY:
+        """``(offset, nbytes)`` of the inner chunk at flat ``position``, or None if empty.
+
+        A read-only index (as readers keep them, see
+        ``ShardLayout.checked_index``) cannot change, so its entries are
+        looked up in a list of Python ints made once: a reader asks for
+        a few entries per read, and numpy scalars cost more than the lookup.
+        """
+        pairs = self._pairs
+        if pairs is None:
+            entries = self.entries
+            if entries.flags.writeable or entries.size > _MAX_LISTED_ENTRIES:
+                offset, nbytes = self._flat()[position]
+                if offset == EMPTY:
+                    return None
+                return int(offset), int(nbytes)
+            pairs = self._pairs = self._flat().tolist()
+        offset, nbytes = pairs[position]
+        if offset == _EMPTY_INT:
             return None
-        return int(offset), int(nbytes)
+        return offset, nbytes
 
     def set(self, position: int, offset: int, nbytes: int) -> None:
         """Record that the inner chunk at flat ``position`` is stored at
