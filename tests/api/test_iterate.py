@@ -12,6 +12,8 @@ import threading
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 import zarrpy
 from zarrpy import GrowableArray, GrowableRagged, RaggedArray
@@ -303,3 +305,81 @@ def test_a_refused_read_leaves_the_buffer_as_it_was():
     with pytest.raises(SelectionError, match="reads into a new result"):
         a.read_into(buf)
     assert buf.size == 2
+
+
+# -- blocks that cut chunks --------------------------------------------------------
+
+
+class _ChunkReadCounter(MemoryStore):
+    """A MemoryStore counting the reads of each chunk key (a batched call counts each key once)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.reads: dict[str, int] = {}
+        self._inside = threading.local()
+
+    def _count(self, key: str) -> None:
+        if "/c/" in f"/{key}":
+            self.reads[key] = self.reads.get(key, 0) + 1
+
+    def get(self, key, byte_range=None):
+        if not getattr(self._inside, "batch", False):
+            self._count(key)
+        return super().get(key, byte_range)
+
+    def get_partial_values(self, requests):
+        for key, _ in requests:
+            self._count(key)
+        self._inside.batch = True
+        try:
+            return super().get_partial_values(requests)
+        finally:
+            self._inside.batch = False
+
+
+@pytest.mark.parametrize("prefetch", [False, True], ids=["serial", "prefetch"])
+@pytest.mark.parametrize("rows", [1, 7, 96, 4096])
+def test_a_chunk_cut_by_block_boundaries_is_read_once(rows, prefetch):
+    store = _ChunkReadCounter()
+    arrays, data = [], []
+    for i, n in enumerate([2000, 1500, 37, 2000]):
+        values = np.arange(n * 4, dtype="uint16").reshape(n, 4) + i
+        a = zarrpy.create_array(store, name=f"a{i}", shape=(n, 4), dtype="uint16", chunks=(500, 4))
+        a[...] = values
+        arrays.append(a)
+        data.append(values)
+    store.reads.clear()
+    blocks = [np.array(b.nda) for b in zarrpy.iter_rows(arrays, rows, prefetch=prefetch)]
+    np.testing.assert_array_equal(np.concatenate(blocks), np.concatenate(data))
+    assert all(len(b) == rows for b in blocks[:-1])
+    assert store.reads and set(store.reads.values()) == {1}  # every chunk read once, cut or not
+    assert len(store.reads) == sum(-(-len(d) // 500) for d in data)
+
+
+@settings(max_examples=40, deadline=None)
+@given(
+    lengths=st.lists(st.integers(0, 40), min_size=1, max_size=6),
+    chunk_rows=st.integers(1, 9),
+    rows=st.integers(1, 50),
+    sharded=st.booleans(),
+    prefetch=st.booleans(),
+    tail=st.sampled_from([None, slice(1, 3), 2, (slice(None, None, 2),)]),
+)
+def test_iter_rows_equals_concatenate_for_any_chunking(lengths, chunk_rows, rows, sharded, prefetch, tail):
+    store = MemoryStore()
+    arrays, data = [], []
+    for i, n in enumerate(lengths):
+        values = np.arange(n * 3, dtype="int32").reshape(n, 3) * 7 + i
+        shards = {"shards": (chunk_rows * 2, 3)} if sharded else {}
+        a = zarrpy.create_array(store, name=f"a{i}", shape=(n, 3), dtype="int32", chunks=(chunk_rows, 3), **shards)
+        if n:
+            a[...] = values
+        arrays.append(a)
+        data.append(values)
+    expected = np.concatenate(data)
+    if tail is not None:
+        expected = expected[(slice(None), *(tail if isinstance(tail, tuple) else (tail,)))]
+    blocks = [np.array(b.nda) for b in zarrpy.iter_rows(arrays, rows, selection=tail, prefetch=prefetch)]
+    got = np.concatenate(blocks) if blocks else expected[:0]
+    np.testing.assert_array_equal(got, expected)
+    assert all(len(b) == rows for b in blocks[:-1])

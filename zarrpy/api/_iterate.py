@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import operator
 import os
+from functools import partial
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from typing import Any, NamedTuple
@@ -94,9 +95,10 @@ def iter_rows(
     buf = buffer if buffer is not None else new_buffer(sources[0].array, sources[0].label, row_shape)
     check_buffer(buf, sources[0].array, sources[0].label, row_shape)
     plan = _plan([len(s.array) for s in sources], rows)
+    carry = _Carry()  # blocks are filled one after another, in order
 
     def fill(target: Buffer, pieces: list[_Piece]) -> None:
-        _fill(target, sources, tail, pieces)
+        _fill(target, sources, tail, pieces, carry)
 
     if not prefetch:
         return _serial(plan, buf, fill)
@@ -148,26 +150,89 @@ def _plan(lengths: Sequence[int], rows: int) -> Iterator[list[_Piece]]:
         yield block
 
 
-def _fill(buf: Buffer, sources: Sequence[_Source], tail: tuple[Any, ...], pieces: list[_Piece]) -> None:
-    """Read ``pieces`` into ``buf``, which ends up holding exactly them."""
+class _Carry:
+    """The rows of the chunk a block boundary cuts, read once for both blocks.
+
+    A block ends inside an array wherever ``rows`` is not a multiple of the
+    chunk rows: reading the two parts in their blocks would decode that
+    chunk twice. Instead the block that ends there reads the whole chunk
+    (its rows ``start:stop`` of source ``source``, trailing selection applied),
+    takes its part, and keeps the rest here for the next block's first piece.
+    """
+
+    __slots__ = ("source", "start", "stop", "rows")
+
+    def __init__(self) -> None:
+        self.source, self.start, self.stop = -1, 0, 0
+        self.rows: Any = None
+
+    def take(self, p: _Piece) -> tuple[Any, _Piece]:
+        """The rows at the head of ``p`` this carry holds (or None), and what is left of ``p``."""
+        if self.rows is None or p.source != self.source or not self.start <= p.start < self.stop:
+            return None, p
+        stop = min(p.stop, self.stop)
+        head = self.rows[p.start - self.start : stop - self.start]
+        return head, _Piece(p.source, stop, p.stop, p.offset + stop - p.start)
+
+
+def _fill(
+    buf: Buffer, sources: Sequence[_Source], tail: tuple[Any, ...], pieces: list[_Piece], carry: _Carry | None = None
+) -> None:
+    """Read ``pieces`` into ``buf``, which ends up holding exactly them; with
+    ``carry``, a chunk cut by the end of the block is read once (see :class:`_Carry`)."""
     total = pieces[-1].offset + pieces[-1].stop - pieces[-1].start if pieces else 0
     if isinstance(buf, GrowableArray):
         buf.resize(total)
         out = buf.nda
+        tasks: list[Callable[[], None]] = []
+        if carry is not None and pieces:
+            head, rest = carry.take(pieces[0])
+            if head is not None:
+                out[pieces[0].offset : pieces[0].offset + len(head)] = head
+                pieces = [rest, *pieces[1:]] if rest.stop > rest.start else pieces[1:]
+            if pieces:
+                pieces, cut = _cut_tail(pieces, sources)
+                if cut is not None:
+                    tasks.append(lambda: _read_cut(out, sources[cut.source].array, tail, cut, carry))
 
         def read(p: _Piece) -> None:
             rows = out[p.offset : p.offset + p.stop - p.start]
             sources[p.source].array.read((slice(p.start, p.stop), *tail), out=rows)
 
+        tasks.extend([partial(read, p) for p in pieces])
         # The pieces (parts of different arrays) land in disjoint rows: read
         # them side by side on the pool (each piece's chunks then run in its
         # pool thread), so small arrays keep every core busy; one piece
         # alone runs here and spreads its chunks over the pool.
-        map_chunks(read, pieces)
+        map_chunks(lambda task: task(), tasks)
     else:
         buf.clear()
         for p in pieces:
             buf.extend(sources[p.source].array[(slice(p.start, p.stop), *tail)])
+
+
+def _cut_tail(pieces: list[_Piece], sources: Sequence[_Source]) -> tuple[list[_Piece], _Piece | None]:
+    """``pieces`` without the part of the last one that lies in a chunk the
+    block's end cuts, and that part (None when the block ends on a chunk
+    boundary or at an array's end)."""
+    last = pieces[-1]
+    array = sources[last.source].array
+    rows_per_chunk = array.chunks[0] if array.chunks else 0
+    if not rows_per_chunk or last.stop >= len(array) or last.stop % rows_per_chunk == 0:
+        return pieces, None
+    c0 = max(last.start, last.stop - last.stop % rows_per_chunk)
+    kept = [*pieces[:-1], _Piece(last.source, last.start, c0, last.offset)] if c0 > last.start else pieces[:-1]
+    return kept, _Piece(last.source, c0, last.stop, last.offset + c0 - last.start)
+
+
+def _read_cut(out: Any, array: Array, tail: tuple[Any, ...], cut: _Piece, carry: _Carry) -> None:
+    """Read the whole chunk ``cut`` ends in, put ``cut`` into ``out`` and keep the chunk in ``carry``."""
+    rows_per_chunk = array.chunks[0]
+    c0 = cut.stop - cut.stop % rows_per_chunk
+    c1 = min(c0 + rows_per_chunk, len(array))
+    rows = array[(slice(c0, c1), *tail)]
+    out[cut.offset : cut.offset + cut.stop - cut.start] = rows[cut.start - c0 : cut.stop - c0]
+    carry.source, carry.start, carry.stop, carry.rows = cut.source, c0, c1, rows
 
 
 Fill = Callable[[Buffer, list[_Piece]], None]
