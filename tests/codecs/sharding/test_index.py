@@ -191,3 +191,22 @@ def test_index_codecs_without_crc():
     index = decode(entries, crc=False, shard_nbytes=4 + 64, index_offset=4)
     assert index.get(3) == (2, 2)
     assert struct.unpack("<QQ", raw_index(entries, False)[:16]) == (0, 2)
+
+
+# -- lookups -------------------------------------------------------------------
+
+
+def test_a_read_only_index_answers_lookups_like_its_entries():
+    index = ShardIndex((3, 4))
+    for pos in (0, 5, 11):
+        index.set(pos, 100 * pos + 7, pos + 1)
+    index.clear(5)
+    assert index.get(0) == (7, 1) and index.get(5) is None  # writable: read from the array
+    expected = [index.get(p) for p in range(12)]
+    index.entries.setflags(write=False)  # as readers keep them: answered from a list made once
+    got = [index.get(p) for p in range(12)]
+    assert got == expected and got[11] == (1107, 12)
+    assert index.get(np.int64(11)) == (1107, 12) and index.get(-1) == (1107, 12)
+    assert all(type(v) is int for pair in got if pair is not None for v in pair)
+    with pytest.raises(IndexError):
+        index.get(12)
