@@ -11,7 +11,7 @@ import doctest
 
 import numpy as np
 import pytest
-from hypothesis import given
+from hypothesis import example, given
 from hypothesis import strategies as st
 
 import zarrpy.core.byte_range as byte_range_module
@@ -155,13 +155,15 @@ def test_module_doctests():
 # -- read_coalesced ------------------------------------------------------------
 
 
+@pytest.mark.parametrize("as_arrays", [False, True], ids=["lists", "arrays"])
 @pytest.mark.parametrize("batched", [True, False])
 @given(rs=ranges(), gap=gaps, offset=st.integers(0, 64))
-def test_every_range_gets_exactly_its_bytes_in_few_reads(batched, rs, gap, offset):
+def test_every_range_gets_exactly_its_bytes_in_few_reads(batched, as_arrays, rs, gap, offset):
     starts, ends = rs
     source = bytes(offset) + SOURCE
     reader = Reader(source, batched=batched)
-    got = read_coalesced(reader, starts, ends, gap, short_read_error=Short, offset=offset)
+    given_starts, given_ends = (np.array(starts, dtype=np.int64), np.array(ends, dtype=np.int64)) if as_arrays else rs
+    got = read_coalesced(reader, given_starts, given_ends, gap, short_read_error=Short, offset=offset)
     assert isinstance(got, CoalescedRead)
     pieces = got.pieces()
     assert pieces == [SOURCE[s:e] for s, e in zip(starts, ends)]
@@ -181,6 +183,7 @@ def test_every_range_gets_exactly_its_bytes_in_few_reads(batched, rs, gap, offse
 
 
 @given(rs=ranges(), gap=gaps, cut=st.integers(0, len(SOURCE)))
+@example(rs=([5], [300]), gap=0, cut=100)  # one range: the path without numpy
 def test_a_short_read_names_the_first_range_it_does_not_cover(rs, gap, cut):
     starts, ends = rs
     reader = Reader(SOURCE, truncate=cut)

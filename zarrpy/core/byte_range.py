@@ -126,13 +126,14 @@ class ShortRead:
 class CoalescedRead:
     """The bytes of many requested ranges, fetched by :func:`read_coalesced`.
 
-    Positions are kept as Python ints: a read is most often one range or a
-    few, where numpy would cost more than the bookkeeping it does.
+    Positions are int64 arrays, or Python lists for a single range (the
+    usual partial read of one inner chunk), where numpy would cost more
+    than the bookkeeping it does.
     """
 
     __slots__ = ("starts", "ends", "run_starts", "_run", "_data")
 
-    def __init__(self, starts: list[int], ends: list[int], run_starts: list[int], run: list[int], data: list[bytes]):
+    def __init__(self, starts: Any, ends: Any, run_starts: Any, run: Any, data: list[bytes]):
         self.starts, self.ends = starts, ends
         self.run_starts = run_starts
         self._run, self._data = run, data
@@ -147,10 +148,10 @@ class CoalescedRead:
         ``copy=False`` read-only memoryviews into the merged reads (no copy;
         for consumers that take any buffer)."""
         data = self._data
-        run_starts = self.run_starts
+        run_starts = _as_list(self.run_starts)
         views: list[memoryview | None] = [None] * len(data)
         out: list[Any] = []
-        for s, e, r in zip(self.starts, self.ends, self._run):
+        for s, e, r in zip(_as_list(self.starts), _as_list(self.ends), _as_list(self._run)):
             if e <= s:
                 out.append(b"")
                 continue
@@ -196,35 +197,51 @@ def read_coalesced(
     the value). A merged read that comes back short or missing raises
     ``short_read_error(ShortRead(...))`` for the first such read.
     """
-    s, e = _int_list(starts), _int_list(ends)
-    if len(s) == 1 and len(e) == 1 and e[0] > s[0]:  # one range: one run, nothing to merge
+    one = _one_range(starts, ends)
+    if one is not None:  # one range: one run, nothing to merge, no numpy
+        s: Any = [one[0]]
+        e: Any = [one[1]]
         run_starts, run_ends, run = s, e, [0]
     else:
-        rs, re_ = coalesce_ranges(s, e, max_gap_nbytes)
+        s = np.asarray(starts, dtype=np.int64).reshape(-1)
+        e = np.asarray(ends, dtype=np.int64).reshape(-1)
+        run_starts, run_ends = coalesce_ranges(s, e, max_gap_nbytes)
         # The run holding each range (empty ranges: any run, they take no bytes).
-        run = np.clip(np.searchsorted(rs, s, side="right") - 1, 0, None).tolist()
-        run_starts, run_ends = rs.tolist(), re_.tolist()
-    if not run_starts:
-        return CoalescedRead(s, e, [], run, [])
-    requests = [RangeRequest(offset + lo, offset + hi) for lo, hi in zip(run_starts, run_ends)]
+        run = np.clip(np.searchsorted(run_starts, s, side="right") - 1, 0, None)
+    if not len(run_starts):
+        return CoalescedRead(s, e, run_starts, run, [])
+    bounds = list(zip(_as_list(run_starts), _as_list(run_ends)))
+    requests = [RangeRequest(offset + lo, offset + hi) for lo, hi in bounds]
     read_many = getattr(read, "read_many", None)
     got = read_many(requests) if read_many is not None else [read(r) for r in requests]
     data: list[bytes] = []
-    for i, (lo, hi, piece) in enumerate(zip(run_starts, run_ends, got)):
+    for i, ((lo, hi), piece) in enumerate(zip(bounds, got)):
         if piece is None or len(piece) != hi - lo:
             got_end = lo + (0 if piece is None else len(piece))
-            members = [j for j, (r, a, b) in enumerate(zip(run, s, e)) if r == i and b > a and b > got_end]
-            first = min(members, key=lambda j: (s[j], e[j], j))
+            sl, el = _as_list(s), _as_list(e)
+            members = [j for j, (r, a, b) in enumerate(zip(_as_list(run), sl, el)) if r == i and b > a and b > got_end]
+            first = min(members, key=lambda j: (sl[j], el[j], j))
             raise short_read_error(ShortRead(lo, hi, got_end, piece is None, first))
         data.append(piece)
     return CoalescedRead(s, e, run_starts, run, data)
 
 
-def _int_list(values: Any) -> list[int]:
-    """Positions as a flat list of Python ints (a list given is taken as it is, no numpy round trip)."""
-    if isinstance(values, list):
-        return [int(v) for v in values]
-    out: list[int] = np.asarray(values, dtype=np.int64).reshape(-1).tolist()
+def _one_range(starts: Any, ends: Any) -> tuple[int, int] | None:
+    """``(start, end)`` when exactly one non-empty range is asked for, else None."""
+    if any(isinstance(v, np.ndarray) and v.ndim != 1 for v in (starts, ends)):
+        return None  # the numpy path flattens it
+    try:
+        if len(starts) != 1 or len(ends) != 1:
+            return None
+        s, e = int(starts[0]), int(ends[0])
+    except TypeError:  # a 0-d array or a scalar: the numpy path reshapes it
+        return None
+    return (s, e) if e > s else None
+
+
+def _as_list(values: Any) -> list[int]:
+    """Positions as Python ints (an array's ``tolist``; a list as it is)."""
+    out: list[int] = values.tolist() if isinstance(values, np.ndarray) else values
     return out
 
 
