@@ -432,7 +432,26 @@ def test_zstd_frame_length_from_block_headers_matches_zstd(pattern, nbytes, leve
     dobj = zstandard.ZstdDecompressor().decompressobj()
     dobj.decompress(frame + extra)
     assert len(frame + extra) - len(dobj.unused_data) == len(frame)  # zstd's own account
-    assert _frame_nbytes(memoryview(frame + extra)) == len(frame)
+    assert _frame_nbytes(memoryview(frame + extra), nbytes) == len(frame)
     for cut in (1, 3, len(frame) // 2):
         if cut < len(frame) - 6:
-            assert _frame_nbytes(memoryview(frame[:-cut])) is None
+            assert _frame_nbytes(memoryview(frame[:-cut]), nbytes) is None
+
+
+def test_zstd_frames_of_many_tiny_blocks_are_left_to_decode():
+    # 3,000 raw blocks of one byte each (a valid frame no zstd writer makes):
+    # decode_into does not walk them all, decode reads the frame.
+    from zarrpy.codecs.zstd import _frame_nbytes
+
+    raw = bytes(range(256)) * 12  # 3,072 bytes
+    # frame header: magic, descriptor (single segment, 2-byte content size), size - 256
+    header = b"\x28\xb5\x2f\xfd" + bytes([0x60]) + (len(raw) - 256).to_bytes(2, "little")
+    blocks = b"".join(((1 << 3) | (1 if i == len(raw) - 1 else 0)).to_bytes(3, "little") + raw[i : i + 1]
+                      for i in range(len(raw)))
+    frame = header + blocks
+    s = spec((len(raw) // 2,))
+    assert zstandard.ZstdDecompressor().decompress(frame) == raw  # a valid frame
+    assert _frame_nbytes(memoryview(frame), len(raw)) is None
+    codec = ZstdCodec()
+    assert not codec.decode_into(frame, np.empty(len(raw), np.uint8), s)
+    assert codec.decode(frame, s) == raw

@@ -126,7 +126,7 @@ class ZstdCodec(BytesToBytesCodec):
             return False
         try:
             view = memoryview(data).cast("B")
-            if zstandard.frame_content_size(view) != dest.size or _frame_nbytes(view) != len(view):
+            if zstandard.frame_content_size(view) != dest.size or _frame_nbytes(view, dest.size) != len(view):
                 return False
             # A stream reader decodes a whole frame that fits in one pass (no
             # window buffer), and stops at the frame's end; the frame is known
@@ -139,22 +139,27 @@ class ZstdCodec(BytesToBytesCodec):
         return True
 
 
-def _frame_nbytes(view: memoryview) -> int | None:
+def _frame_nbytes(view: memoryview, content_nbytes: int) -> int | None:
     """The length of the zstd frame ``view`` starts with (its header, its
-    blocks by their headers, its checksum), or None if it runs past the end.
+    blocks by their headers, its checksum), or None if it runs past the end
+    or has more blocks than a frame of ``content_nbytes`` bytes needs.
 
-    Each block header is read (3 bytes per block, so at most
-    ``len(view) / 3`` steps); a chunk's frame has one or two blocks.
+    Each block header is read; zstd writes blocks of up to 128 KiB, so a
+    chunk's frame has a few. Frames of many tiny blocks (at most one per KiB
+    of content is walked here) are left to the checked :meth:`ZstdCodec.decode`,
+    so the walk stays short whatever the data.
     """
     pos = zstandard.frame_header_size(view)
     end = len(view)
-    while True:
+    for _ in range(content_nbytes // 1024 + 16):
         if pos + 3 > end:
             return None
         header = view[pos] | view[pos + 1] << 8 | view[pos + 2] << 16
         pos += 3 + (1 if (header >> 1) & 3 == 1 else header >> 3)  # an RLE block stores one byte
         if header & 1:  # the last block
             break
+    else:
+        return None
     if view[4] & 4:  # the frame header's descriptor: a content checksum follows
         pos += 4
     return pos if pos <= end else None
