@@ -193,7 +193,7 @@ def _fill(
             if pieces:
                 pieces, cut = _cut_tail(pieces, sources)
                 if cut is not None:
-                    tasks.append(lambda: _read_cut(out, sources[cut.source].array, tail, cut, carry))
+                    tasks.append(partial(_read_cut, out, sources[cut.source].array, tail, cut, carry))
 
         def read(p: _Piece) -> None:
             rows = out[p.offset : p.offset + p.stop - p.start]

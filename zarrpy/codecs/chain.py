@@ -386,13 +386,13 @@ class ScratchDecoder:
 
     def decode(self, data: BytesLike) -> np.ndarray | None:
         """Decode one stored chunk into the scratch buffer; its elements, or None (see above)."""
-        if self._buf is None or self._elements is None:  # the first decode takes the buffer
+        if self._buf is None:  # the first decode takes the buffer
             spec = self.bound.spec
             dtype = spec.dtype.numpy
             self._lease = scratch(spec.size * dtype.itemsize, page_offset(self.like))
             self._buf = self._lease.__enter__()
             self._elements = self._buf.view(dtype).reshape(spec.shape)
-        assert self.compressor is not None
+        assert self.compressor is not None and self._elements is not None
         return self._elements if self.compressor.decode_into(data, self._buf, self.bound._a2b_spec) else None
 
     def __exit__(self, *exc: object) -> None:

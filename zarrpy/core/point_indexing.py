@@ -139,7 +139,7 @@ def is_vectorized(selection: Any, ndim: int) -> bool:
 def is_array_like(item: Any) -> bool:
     """Is ``item`` an index array to be (a list, tuple, numpy array or anything
     with ``__array__``), rather than an integer, slice, ``...`` or ``None``?"""
-    if type(item) is slice or isinstance(item, (slice, int, np.generic, str, bytes)) or item is Ellipsis or item is None:
+    if isinstance(item, (slice, int, np.generic, str, bytes)) or item is Ellipsis or item is None:
         return False
     return isinstance(item, (list, tuple, np.ndarray)) or hasattr(item, "__array__")
 

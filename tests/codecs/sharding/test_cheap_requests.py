@@ -11,7 +11,7 @@ import pytest
 
 from tests.codecs.sharding._helpers import LE, CountingReader, fixed, sharding, spec
 from zarrpy.codecs.partial import BytesReader, RangeReader
-from zarrpy.codecs.sharding.partial import _GROUPS
+from zarrpy.codecs.sharding.partial import DECODE_GROUPS
 
 ZSTD = {"name": "zstd", "configuration": {"level": 1, "checksum": False}}
 
@@ -53,7 +53,7 @@ def test_cheap_reader_reads_in_groups_on_the_pool_and_gets_the_same_result(sel):
         assert decoder.decode_selections_into([sel], [out])
     np.testing.assert_array_equal(out, want)
     assert len(reader.calls) == 1  # the index, once, before the groups
-    assert 1 < len(reader.batches) <= _GROUPS  # one read per group
+    assert 1 < len(reader.batches) <= DECODE_GROUPS  # one read per group
     assert reader.threads and threading.get_ident() not in reader.threads  # read by the pool's threads
     read = [r for batch in reader.batches for r in batch]
     spans = sorted((r.start, r.end) for r in read)

@@ -56,7 +56,7 @@ from ..partial import (
 )
 from ._layout import ShardLayout, normalise_selection
 from .index import NAME, ShardIndex, index_spec
-from .partial import _GROUPS, DEFAULT_MAX_GAP_NBYTES, ShardPartialDecoder
+from .partial import DECODE_GROUPS, DEFAULT_MAX_GAP_NBYTES, ShardPartialDecoder
 
 INDEX_LOCATIONS = ("start", "end")
 DEFAULT_CODECS: list[dict[str, Any]] = [{"name": "bytes", "configuration": {"endian": "little"}}]
@@ -254,7 +254,7 @@ class ShardingCodec(ArrayToBytesCodec):
                         layout.decode_inner_into(pos, piece, boxes[pos])
 
         # A few groups, not one task per inner chunk: a task costs about what a small chunk does.
-        options.map_fn(decode_group, even_runs(stored, _GROUPS))
+        options.map_fn(decode_group, even_runs(stored, DECODE_GROUPS))
         return True
 
     def index_nbytes(self, spec: ChunkSpec) -> int:

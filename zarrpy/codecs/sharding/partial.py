@@ -34,8 +34,9 @@ from ..fill import fill_variable
 from ._layout import ShardLayout, gather_variable, normalise_selection
 from .index import NAME, ShardIndex
 
-_GROUPS = 8
-"""Inner chunks decoded whole are handed to ``map_fn`` in at most this many groups."""
+DECODE_GROUPS = 8
+"""Inner chunks decoded whole are handed to ``map_fn`` in at most this many
+groups (a partial read's and a whole shard's decode alike)."""
 
 DEFAULT_MAX_GAP_NBYTES = 64 * 1024
 """Ranges this close together are read as one (cheaper than a second request)."""
@@ -238,7 +239,7 @@ class ShardPartialDecoder(ArrayPartialDecoder):
                 assert block is not None  # a stored inner chunk
                 dest[proj.out_selection] = block.array.reshape(proj.out_block_shape)
 
-        self._map(read_and_decode, even_runs(whole, _GROUPS))
+        self._map(read_and_decode, even_runs(whole, DECODE_GROUPS))
         self._map(decode_part, list(in_part.items()))
         return True
 
@@ -316,4 +317,4 @@ class ShardPartialDecoder(ArrayPartialDecoder):
         return {pos: piece for (_, _, pos), piece in zip(wanted, got.pieces(copy=copy))}
 
 
-__all__ = ["DEFAULT_MAX_GAP_NBYTES", "ShardPartialDecoder"]
+__all__ = ["DECODE_GROUPS", "DEFAULT_MAX_GAP_NBYTES", "ShardPartialDecoder"]
