@@ -235,6 +235,13 @@ class ArrayToBytesCodec(Codec):
         Raises CodecError when the elements cannot be stored in this form.
         """
 
+    def encode_buffer(self, chunk: ArrayBytes, spec: ChunkSpec) -> BytesLike:
+        """:meth:`encode`, for a chain whose next codec takes any buffer
+        (:attr:`BytesToBytesCodec.encodes_buffers`): the result may view
+        ``chunk``'s own memory instead of copying it into ``bytes``, so it
+        is only valid while ``chunk`` is unchanged. Default: :meth:`encode`."""
+        return self.encode(chunk, spec)
+
     @abstractmethod
     def decode(self, data: bytes, spec: ChunkSpec) -> ArrayBytes:
         """Parse ``data`` into a chunk of ``spec.shape``.
@@ -324,6 +331,12 @@ class BytesToBytesCodec(Codec):
     def compute_encoded_size(self, input_nbytes: int) -> int | None:
         """Encoded size for an input of ``input_nbytes``, if deterministic."""
         return None
+
+    encodes_buffers: ClassVar[bool] = False
+    """True when :meth:`encode` takes any C-contiguous buffer (a ``uint8``
+    array) as well as ``bytes``, and only reads it: the array-to-bytes codec
+    before it may then hand over the chunk's memory instead of a copy
+    (:meth:`ArrayToBytesCodec.encode_buffer`)."""
 
     decodes_into_buffers: ClassVar[bool] = False
     """True when :meth:`decode_into` can do the work (it may still refuse

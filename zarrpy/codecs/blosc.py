@@ -162,6 +162,8 @@ class BloscCodec(BytesToBytesCodec):
             blocksize=self.blocksize,
         )
 
+    encodes_buffers = True  # the library reads any contiguous buffer
+
     def encode(self, data: bytes, spec: ChunkSpec) -> bytes:
         from numcodecs import blosc
 

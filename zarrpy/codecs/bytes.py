@@ -17,6 +17,7 @@ from typing import Any, Mapping, NamedTuple, Sequence
 
 import numpy as np
 
+from ..core._typing import BytesLike
 from ..core.array_bytes import ArrayBytes
 from ..core.dtypes.struct import unswappable_fields
 from ..core.dtypes import DataType
@@ -101,6 +102,20 @@ class BytesCodec(ArrayToBytesCodec):
         if arr.dtype != stored:
             arr = arr.astype(stored)
         return np.ascontiguousarray(arr).tobytes()
+
+    def encode_buffer(self, chunk: ArrayBytes, spec: ChunkSpec) -> BytesLike:
+        """The chunk's own memory as ``uint8`` when it is already laid out
+        as stored (C order, stored byte order, no element conversion): a
+        compressor then reads it without a ``tobytes`` copy."""
+        arr = chunk.array
+        if (
+            arr.flags.c_contiguous
+            and spec.dtype.family.endian_lane(spec.dtype) is None
+            and arr.dtype == self._stored_dtype(spec.dtype.numpy)
+        ):
+            view: np.ndarray = arr.reshape(-1).view(np.uint8)
+            return view
+        return self.encode(chunk, spec)
 
     def decode(self, data: bytes, spec: ChunkSpec) -> ArrayBytes:
         native = spec.dtype.numpy

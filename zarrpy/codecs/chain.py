@@ -140,10 +140,14 @@ class BoundChain:
         """Encode a chunk of ``spec.shape`` to its stored bytes."""
         for codec, spec in zip(self.chain.array_to_array, self._a2a_specs):
             chunk = codec.encode(chunk, spec)
-        data = self.chain.array_to_bytes.encode(chunk, self._a2b_spec)
-        for b2b in self.chain.bytes_to_bytes:
-            data = b2b.encode(data, self._a2b_spec)
-        return data
+        a2b, b2bs = self.chain.array_to_bytes, self.chain.bytes_to_bytes
+        if b2bs and b2bs[0].encodes_buffers:  # a compressor reads the chunk's memory: no copy
+            data: BytesLike = a2b.encode_buffer(chunk, self._a2b_spec)
+        else:
+            data = a2b.encode(chunk, self._a2b_spec)
+        for b2b in b2bs:
+            data = b2b.encode(data, self._a2b_spec)  # type: ignore[arg-type]  # see encodes_buffers
+        return data  # type: ignore[return-value]  # bytes: a chain of one a2b codec encodes to bytes
 
     @contextmanager
     def decoded(self, data: BytesLike) -> Iterator[ArrayBytes]:

@@ -67,6 +67,8 @@ class GzipCodec(BytesToBytesCodec):
         check_int(self.name, "level", self.level, 0, 9)
         return self
 
+    encodes_buffers = True  # the library reads any contiguous buffer
+
     def encode(self, data: bytes, spec: ChunkSpec) -> bytes:
         level = _ZLIB_DEFAULT_LEVEL if self.level < 0 else clamp(self.level, 0, 9)
         return zlib.compress(data, level, wbits=_GZIP_WBITS)

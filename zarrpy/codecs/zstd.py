@@ -92,6 +92,8 @@ class ZstdCodec(BytesToBytesCodec):
         check_int(self.name, "level", self.level, _MIN_LEVEL, _MAX_LEVEL)
         return self
 
+    encodes_buffers = True  # the library reads any contiguous buffer
+
     def encode(self, data: bytes, spec: ChunkSpec) -> bytes:
         return _compressor(clamp(self.level, _MIN_LEVEL, _MAX_LEVEL), self.checksum).compress(data)
 
