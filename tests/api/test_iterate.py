@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import math
 import threading
+from unittest import mock
 
 import numpy as np
 import pytest
@@ -16,6 +17,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import zarrpy
+from zarrpy.api import _iterate
 from zarrpy import GrowableArray, GrowableRagged, RaggedArray
 from zarrpy.errors import SelectionError
 from zarrpy.stores import LocalStore, MemoryStore
@@ -364,8 +366,15 @@ def test_a_chunk_cut_by_block_boundaries_is_read_once(rows, prefetch):
     sharded=st.booleans(),
     prefetch=st.booleans(),
     tail=st.sampled_from([None, slice(1, 3), 2, (slice(None, None, 2),)]),
+    pooled=st.booleans(),
 )
-def test_iter_rows_equals_concatenate_for_any_chunking(lengths, chunk_rows, rows, sharded, prefetch, tail):
+def test_iter_rows_equals_concatenate_for_any_chunking(lengths, chunk_rows, rows, sharded, prefetch, tail, pooled):
+    """``pooled``: every block goes to the pool, as big blocks do (small ones are read inline)."""
+    with mock.patch.object(_iterate, "INLINE_READ_NBYTES", -1 if pooled else _iterate.INLINE_READ_NBYTES):
+        _check_iter_rows_against_concatenate(lengths, chunk_rows, rows, sharded, prefetch, tail)
+
+
+def _check_iter_rows_against_concatenate(lengths, chunk_rows, rows, sharded, prefetch, tail):
     store = MemoryStore()
     arrays, data = [], []
     for i, n in enumerate(lengths):
@@ -383,3 +392,51 @@ def test_iter_rows_equals_concatenate_for_any_chunking(lengths, chunk_rows, rows
     got = np.concatenate(blocks) if blocks else expected[:0]
     np.testing.assert_array_equal(got, expected)
     assert all(len(b) == rows for b in blocks[:-1])
+
+
+class _ThreadRecorder(MemoryStore):
+    """A MemoryStore noting the names of the threads that read chunks."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.threads: set[str] = set()
+
+    def _note(self, key: str) -> None:
+        if "/c/" in f"/{key}":
+            self.threads.add(threading.current_thread().name)
+
+    def get(self, key, byte_range=None):
+        self._note(key)
+        return super().get(key, byte_range)
+
+    def get_partial_values(self, requests):
+        for key, _ in requests:
+            self._note(key)
+        return super().get_partial_values(requests)
+
+
+def test_small_blocks_are_read_by_the_caller_and_big_ones_on_the_pool(monkeypatch):
+    """A block decoding at most INLINE_READ_NBYTES is read in the calling
+    thread (the pool costs more than it saves there); a bigger one spreads
+    its arrays over the pool."""
+    monkeypatch.setenv("ZARRPY_THREADS", "2")
+    store = _ThreadRecorder()
+    arrays, data = [], []
+    for i in range(3):
+        values = np.arange(3000 * 64, dtype="float64").reshape(3000, 64) + i  # chunks of 256 KiB
+        a = zarrpy.create_array(store, name=f"a{i}", shape=(3000, 64), dtype="float64", chunks=(500, 64))
+        a[...] = values
+        arrays.append(a)
+        data.append(values)
+    expected = np.concatenate(data)
+    caller = threading.current_thread().name
+    for rows, pooled in ((700, False), (5900, True)):  # blocks decoding 512 KiB, or 3 MiB (a cut chunk too)
+        assert (_iterate._decoded_nbytes(next(_iterate._plan([3000] * 3, rows)), [
+            _iterate._Source(a, "") for a in arrays]) > _iterate.INLINE_READ_NBYTES) is pooled
+        store.threads.clear()
+        got = np.concatenate([np.array(b.nda) for b in zarrpy.iter_rows(arrays, rows)])
+        np.testing.assert_array_equal(got, expected)
+        if pooled:  # every read on the pool, the cut chunk's too
+            assert store.threads and all(name.startswith("zarrpy") for name in store.threads), store.threads
+        else:
+            assert store.threads == {caller}

@@ -11,6 +11,7 @@ element type and the same row shape.
 
 from __future__ import annotations
 
+import math
 import operator
 import os
 from functools import partial
@@ -20,6 +21,7 @@ from typing import Any, NamedTuple
 
 from ..core._typing import Selection, Shape
 from ..errors import SelectionError
+from ..pipeline.chunk_io import INLINE_READ_NBYTES
 from ..pipeline.concurrency import map_chunks
 from ._array import Array
 from ._buffer_fit import Buffer, check_buffer, describe, new_buffer
@@ -184,6 +186,7 @@ def _fill(
     if isinstance(buf, GrowableArray):
         buf.resize(total)
         out = buf.nda
+        inline = _decoded_nbytes(pieces, sources) <= INLINE_READ_NBYTES
         tasks: list[Callable[[], None]] = []
         if carry is not None and pieces:
             head, rest = carry.take(pieces[0])
@@ -200,15 +203,34 @@ def _fill(
             sources[p.source].array.read((slice(p.start, p.stop), *tail), out=rows)
 
         tasks.extend([partial(read, p) for p in pieces])
-        # The pieces (parts of different arrays) land in disjoint rows: read
-        # them side by side on the pool (each piece's chunks then run in its
-        # pool thread), so small arrays keep every core busy; one piece
-        # alone runs here and spreads its chunks over the pool.
-        map_chunks(lambda task: task(), tasks)
+        if inline:
+            # A small block: handing its few chunks to the pool and waiting
+            # costs more than decoding them here (as for one small read).
+            for task in tasks:
+                task()
+        else:
+            # The pieces (parts of different arrays) land in disjoint rows: read
+            # them side by side on the pool (each piece's chunks then run in its
+            # pool thread), so small arrays keep every core busy; one piece
+            # alone runs here and spreads its chunks over the pool.
+            map_chunks(lambda task: task(), tasks)
     else:
         buf.clear()
         for p in pieces:
             buf.extend(sources[p.source].array[(slice(p.start, p.stop), *tail)])
+
+
+def _decoded_nbytes(pieces: Sequence[_Piece], sources: Sequence[_Source]) -> int:
+    """About how many bytes reading ``pieces`` decodes: each piece widened to
+    whole chunks along the rows, times the array's bytes per row."""
+    total = 0
+    for p in pieces:
+        array = sources[p.source].array
+        rows_per_chunk = array.chunks[0] if array.chunks else 1
+        first = p.start - p.start % rows_per_chunk
+        last = min(-(-p.stop // rows_per_chunk) * rows_per_chunk, len(array))
+        total += (last - first) * math.prod(array.shape[1:]) * array.dtype.itemsize
+    return total
 
 
 def _cut_tail(pieces: list[_Piece], sources: Sequence[_Source]) -> tuple[list[_Piece], _Piece | None]:
