@@ -11,7 +11,7 @@ from __future__ import annotations
 import marshal
 import threading
 from contextlib import contextmanager
-from typing import Any, Callable, Iterable, Iterator, Mapping, Sequence
+from typing import Any, Callable, Iterable, Iterator, Mapping, Sequence, cast
 
 import numpy as np
 
@@ -141,13 +141,15 @@ class BoundChain:
         for codec, spec in zip(self.chain.array_to_array, self._a2a_specs):
             chunk = codec.encode(chunk, spec)
         a2b, b2bs = self.chain.array_to_bytes, self.chain.bytes_to_bytes
-        if b2bs and b2bs[0].encodes_buffers:  # a compressor reads the chunk's memory: no copy
-            data: BytesLike = a2b.encode_buffer(chunk, self._a2b_spec)
+        if not b2bs:
+            return a2b.encode(chunk, self._a2b_spec)
+        if b2bs[0].encodes_buffers:  # it reads the chunk's own memory: no copy into bytes
+            data = b2bs[0].encode(cast(bytes, a2b.encode_buffer(chunk, self._a2b_spec)), self._a2b_spec)
         else:
-            data = a2b.encode(chunk, self._a2b_spec)
-        for b2b in b2bs:
-            data = b2b.encode(data, self._a2b_spec)  # type: ignore[arg-type]  # see encodes_buffers
-        return data  # type: ignore[return-value]  # bytes: a chain of one a2b codec encodes to bytes
+            data = b2bs[0].encode(a2b.encode(chunk, self._a2b_spec), self._a2b_spec)
+        for b2b in b2bs[1:]:
+            data = b2b.encode(data, self._a2b_spec)
+        return data
 
     @contextmanager
     def decoded(self, data: BytesLike) -> Iterator[ArrayBytes]:
