@@ -72,7 +72,8 @@ def test_chain_encodes_the_same_bytes_as_through_bytes_objects(dtype, shape, end
     assert isinstance(encoded, bytes)
     assert encoded == by_bytes_objects(codecs, chunk, chunk_spec)
     back = CodecChain.from_json(codecs).bind(chunk_spec).decode(encoded)
-    np.testing.assert_array_equal(back.array.reshape(-1).view(np.uint8), np.ascontiguousarray(source).reshape(-1).view(np.uint8))
+    as_bytes = np.ascontiguousarray(source).reshape(-1).view(np.uint8)
+    np.testing.assert_array_equal(back.array.reshape(-1).view(np.uint8), as_bytes)
 
 
 def test_bytes_codec_hands_over_the_chunks_memory_when_it_is_stored_as_is():
