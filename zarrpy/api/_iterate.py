@@ -226,7 +226,7 @@ def _decoded_nbytes(pieces: Sequence[_Piece], sources: Sequence[_Source]) -> int
     total = 0
     for p in pieces:
         array = sources[p.source].array
-        rows_per_chunk = array.chunks[0] if array.chunks else 1
+        rows_per_chunk = array.chunks[0]  # arrays here have rows (0-d ones are refused)
         first = p.start - p.start % rows_per_chunk
         last = min(-(-p.stop // rows_per_chunk) * rows_per_chunk, len(array))
         total += (last - first) * math.prod(array.shape[1:]) * array.dtype.itemsize
@@ -239,8 +239,8 @@ def _cut_tail(pieces: list[_Piece], sources: Sequence[_Source]) -> tuple[list[_P
     boundary or at an array's end)."""
     last = pieces[-1]
     array = sources[last.source].array
-    rows_per_chunk = array.chunks[0] if array.chunks else 0
-    if not rows_per_chunk or last.stop >= len(array) or last.stop % rows_per_chunk == 0:
+    rows_per_chunk = array.chunks[0]
+    if last.stop >= len(array) or last.stop % rows_per_chunk == 0:
         return pieces, None
     c0 = max(last.start, last.stop - last.stop % rows_per_chunk)
     kept = [*pieces[:-1], _Piece(last.source, last.start, c0, last.offset)] if c0 > last.start else pieces[:-1]

@@ -179,17 +179,14 @@ class _ArrayDim:
 
 
 def _dim_indexer(sel: Any, dim_len: int, chunk_len: int, allow_arrays: bool) -> _IntDim | _SliceDim | _ArrayDim:
-    if type(sel) is slice and (sel.step is None or sel.step == 1):  # the usual case first
-        check_slice(sel)
-        return _SliceDim(sel, dim_len, chunk_len)
-    if isinstance(sel, (int, np.integer)) and not isinstance(sel, (bool, np.bool_)):
-        return _IntDim(int(sel), dim_len, chunk_len)
-    if isinstance(sel, slice):
+    if isinstance(sel, slice):  # the usual case first
         check_slice(sel)
         if sel.step is not None and sel.step < 0:
             start, stop, step = sel.indices(dim_len)
             return _ArrayDim(np.arange(start, stop, step, dtype=np.int64), dim_len, chunk_len, from_slice=True)
         return _SliceDim(sel, dim_len, chunk_len)
+    if isinstance(sel, (int, np.integer)) and not isinstance(sel, (bool, np.bool_)):
+        return _IntDim(int(sel), dim_len, chunk_len)
     if allow_arrays and is_array_like(sel):
         arr = as_index_array(sel)
         if arr.ndim == 0 and arr.dtype != bool:
