@@ -21,6 +21,7 @@ import pickle
 from pathlib import Path
 from typing import Any
 
+import ml_dtypes
 import numcodecs
 import numpy as np
 import pytest
@@ -604,3 +605,32 @@ def test_mixed_store_writes_go_to_the_opened_format(mixed_store: Path) -> None:
     assert dict(v3.attrs) == {"fmt": 3}
     np.testing.assert_array_equal(v3[...], [3, 3, 3, 3])
     np.testing.assert_array_equal(zarrpy.open_array(str(mixed_store), zarr_format=2)[...], [9.0] + [2.0] * 5)
+
+
+@pytest.mark.parametrize(
+    ("dtype", "uint", "value_bits", "fill_bits", "canonical"),
+    [
+        ("float32", np.uint32, 0x7FC00001, 0x7FC00001, 0x7FC00000),  # the value is the fill, payload and all
+        ("float32", np.uint32, 0x7FC00001, 0xFFC00000, 0x7FC00000),  # a negative NaN fill
+        ("float64", np.uint64, 0x7FF8000000000001, 0x7FF8000000000001, 0x7FF8000000000000),
+        ("float8_e3m4", np.uint8, 0x71, 0x71, 0x78),  # ml_dtypes, through its plugin's V2 form
+    ],
+)
+def test_v2_nan_fill_is_the_nan_readers_see(dtype, uint, value_bits, fill_bits, canonical):
+    """V2 stores every NaN fill as "NaN": a new array's fill value is that
+    NaN from the start, so a chunk holding the asked-for NaN bits is stored
+    (not skipped as empty) and reads back bit for bit, and unwritten places
+    read the same NaN before and after reopening."""
+    if dtype == "float8_e3m4":
+        dtype = ml_dtypes.float8_e3m4
+    value = np.array([value_bits], dtype=uint).view(dtype)
+    fill = np.array([fill_bits], dtype=uint).view(dtype)[0]
+    store: dict[str, Any] = {}
+    a = zarrpy.create_array(store, shape=(6,), chunks=(4,), dtype=dtype, fill_value=fill, zarr_format=2)
+    a[:1] = value
+    assert "0" in store and "1" not in store
+    assert json.loads(store[".zarray"])["fill_value"] == "NaN"
+    expected = [value_bits] + [canonical] * 5
+    for arr in (a, zarrpy.open_array(store, mode="r")):
+        assert np.asarray(arr.fill_value, dtype=arr.dtype).view(uint) == canonical
+        assert arr[...].view(uint).tolist() == expected

@@ -167,7 +167,13 @@ class ArrayMetadataV2:
         set_(self, "numpy_dtype", dt)
         object_codec = self._check_object_codec(dt)
         if self.fill_value_json is _UNSET:
-            set_(self, "fill_value_json", encode_fill_value_v2(self.fill_value, dt, object_codec))
+            encoded = encode_fill_value_v2(self.fill_value, dt, object_codec)
+            set_(self, "fill_value_json", encoded)
+            # The fill value readers will see: V2 stores every NaN as "NaN", so
+            # a NaN's payload and sign do not survive. Were the old bits kept,
+            # a chunk holding them would be skipped as empty and read back as
+            # another NaN, and chunks written before and after would differ.
+            set_(self, "fill_value", parse_fill_value_v2(encoded, dt, object_codec))
 
     def _check_object_codec(self, dt: np.dtype) -> str | None:
         if dt.kind != "O":
