@@ -128,7 +128,8 @@ class ArrayMetadataV2:
 
     Build one with :meth:`from_json` / :meth:`from_bytes` (stored documents)
     or the constructor (new arrays; ``fill_value_json`` is then computed from
-    ``fill_value``). ``filters`` is None or a non-empty tuple.
+    ``fill_value``, and ``fill_value`` becomes what that JSON reads back as:
+    a NaN loses its payload and sign). ``filters`` is None or a non-empty tuple.
     """
 
     shape: tuple[int, ...]
