@@ -143,10 +143,9 @@ class BoundChain:
         a2b, b2bs = self.chain.array_to_bytes, self.chain.bytes_to_bytes
         if not b2bs:
             return a2b.encode(chunk, self._a2b_spec)
-        if b2bs[0].encodes_buffers:  # it reads the chunk's own memory: no copy into bytes
-            data = b2bs[0].encode(cast(bytes, a2b.encode_buffer(chunk, self._a2b_spec)), self._a2b_spec)
-        else:
-            data = b2bs[0].encode(a2b.encode(chunk, self._a2b_spec), self._a2b_spec)
+        # A first codec that reads any buffer gets the chunk's own memory: no copy into bytes.
+        serialise = a2b.encode_buffer if b2bs[0].encodes_buffers else a2b.encode
+        data = b2bs[0].encode(cast(bytes, serialise(chunk, self._a2b_spec)), self._a2b_spec)
         for b2b in b2bs[1:]:
             data = b2b.encode(data, self._a2b_spec)
         return data
