@@ -194,23 +194,50 @@ def test_blocks_other_formats_and_dtypes(zarr_format):
     assert list(t.blocks[1:]) == ["c", "dd", "e"]
 
 
-def test_blocks_of_a_sharded_array_index_inner_chunks(tmp_path):
-    # zarrpy's blocks address the inner (read) chunks, like cdata_shape does.
-    # (zarr-python 3.4.2 addresses whole shards in blocks, although its own
-    # cdata_shape counts inner chunks, so it is not the oracle here.)
+def test_blocks_of_a_sharded_array_index_shards_as_zarr_python(tmp_path):
+    # blocks address the shard grid, as zarr-python's do; inner_blocks the inner chunks.
+    data = np.arange(12 * 10).reshape(12, 10)
+    a = zarrpy.create_array(tmp_path / "s", shape=data.shape, chunks=(2, 5), shards=(4, 10), dtype=data.dtype)
+    a[...] = data
+    z = zarr.open_array(str(tmp_path / "s"), mode="r")
+    for selection in [1, -1, (2, 0), (slice(1, 3),), (slice(None), 0), (..., -1), slice(-2, None), slice(2, 9)]:
+        np.testing.assert_array_equal(a.blocks[selection], z.blocks[selection])
+        np.testing.assert_array_equal(a.get_block_selection(selection), z.get_block_selection(selection))
+    np.testing.assert_array_equal(a.blocks[1], data[4:8])
+    np.testing.assert_array_equal(a.blocks[2, 0], data[8:12])
+    for bad in (3, -4, (0, 1)):
+        with pytest.raises(zarrpy.BoundsCheckError, match="shards"):
+            a.blocks[bad]
+    assert a.blocks[3:9].shape == (0, 10)  # past the last shard: empty, as numpy (zarr-python raises)
+    a.blocks[1] = -1  # one whole shard
+    data[4:8] = -1
+    np.testing.assert_array_equal(a[...], data)
+    np.testing.assert_array_equal(z[...], data)
+
+
+def test_inner_blocks_of_a_sharded_array_index_inner_chunks(tmp_path):
     data = np.arange(12 * 10).reshape(12, 10)
     a = zarrpy.create_array(tmp_path / "s", shape=data.shape, chunks=(2, 5), shards=(4, 10), dtype=data.dtype)
     a[...] = data
     assert a.cdata_shape == (6, 2)
-    np.testing.assert_array_equal(a.blocks[1], data[2:4])
-    np.testing.assert_array_equal(a.blocks[5, 1], data[10:12, 5:10])
-    np.testing.assert_array_equal(a.blocks[1:4, 0], data[2:8, 0:5])  # crosses a shard boundary
+    np.testing.assert_array_equal(a.inner_blocks[1], data[2:4])
+    np.testing.assert_array_equal(a.get_inner_block_selection((5, 1)), data[10:12, 5:10])
+    np.testing.assert_array_equal(a.inner_blocks[1:4, 0], data[2:8, 0:5])  # crosses a shard boundary
+    with pytest.raises(zarrpy.BoundsCheckError, match="6 chunks"):
+        a.inner_blocks[6]
     with pytest.raises(zarrpy.BoundsCheckError):
-        a.blocks[6]
-    with pytest.raises(zarrpy.BoundsCheckError):
-        a.blocks[0, 2]
-    a.blocks[3, 1] = -1  # one inner chunk in the middle of shard 1
+        a.inner_blocks[0, 2]
+    a.inner_blocks[3, 1] = -1  # one inner chunk in the middle of shard 1
+    a.set_inner_block_selection((0, 0), -2)
     data[6:8, 5:10] = -1
+    data[0:2, 0:5] = -2
     np.testing.assert_array_equal(a[...], data)
     z = zarr.open_array(str(tmp_path / "s"), mode="r")
     np.testing.assert_array_equal(z[...], data)
+
+
+def test_inner_blocks_of_an_unsharded_array_are_its_blocks():
+    data = np.arange(7 * 5).reshape(7, 5)
+    a, _ = _pair((7, 5), (3, 2), data)
+    for selection in [0, -1, (1, slice(None)), (..., 2), slice(1, 9)]:
+        np.testing.assert_array_equal(a.inner_blocks[selection], a.blocks[selection])

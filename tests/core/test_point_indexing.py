@@ -151,7 +151,7 @@ def test_routing_follows_zarr_python():
     [
         (([0, 5], [0, 0]), BoundsCheckError, "index 5 is out of bounds for axis 0 with size 5"),
         (([0, 1], [0, 1, 2]), SelectionError, r"shapes \[\(2,\), \(3,\)\] cannot be broadcast"),
-        ((np.ones((2, 2), bool),), BoundsCheckError, r"boolean index of shape \(2, 2\) does not match"),
+        ((np.ones((2, 2), bool),), SelectionError, r"boolean index of shape \(2, 2\) does not match"),
         (([0.5], [0]), SelectionError, "integers or booleans, got dtype float64"),
         (([0], [0], [0]), BoundsCheckError, "too many indices"),
         (([0], None), SelectionError, "np.newaxis"),

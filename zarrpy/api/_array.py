@@ -19,7 +19,7 @@ import numpy.typing as npt
 from ..codecs.abc import ArrayToBytesCodec, BytesToBytesCodec, ArrayToArrayCodec, Codec
 from ..core._typing import ArrayValueLike, BasicSelection, ChunkCoords, MaskLike, Selection, Shape
 from ..core.indexing import ChunkProjection, OrthogonalIndexer, block_region
-from ..core.point_indexing import has_index_arrays, is_vectorized, with_index_arrays
+from ..core.point_indexing import has_index_arrays, is_orthogonal_arrays, is_vectorized, with_index_arrays
 from ..errors import NodeNotFoundError, ProcessLocalError, SelectionError
 from ..metadata.nodes import ArrayMetadata
 from ..metadata.v3 import ArrayMetadataV3
@@ -412,7 +412,8 @@ class Array(Node[ArrayMetadata]):
         selection = with_index_arrays(selection)
         if is_vectorized(selection, self.ndim):
             return self._io.point_indexer(selection, write=write)
-        return OrthogonalIndexer(selection, self.shape, self._chunk_grid(write), max_arrays=1)
+        max_arrays = None if is_orthogonal_arrays(selection, self.ndim) else 1  # a[mask0, mask1]: np.ix_
+        return OrthogonalIndexer(selection, self.shape, self._chunk_grid(write), max_arrays=max_arrays)
 
     def _chunk_grid(self, write: bool) -> Shape:
         return self._v3.chunk_shape if write else self._io.read_chunk_shape
@@ -456,23 +457,43 @@ class Array(Node[ArrayMetadata]):
 
     @property
     def blocks(self) -> _Selector:
-        """Selection by chunk: ``a.blocks[i, j]`` is the region of chunk
-        ``(i, j)``, ``a.blocks[1:3]`` that of chunks 1 and 2 (inner chunks of
-        a sharded array), as zarr-python's ``blocks``; assignable too."""
+        """Selection by stored chunk, as zarr-python's ``blocks``: ``a.blocks[i, j]``
+        is the region of chunk ``(i, j)`` (of shard ``(i, j)`` in a sharded
+        array), ``a.blocks[1:3]`` that of blocks 1 and 2; assignable too. A
+        slice past the last block is empty, as numpy cuts a slice. For the
+        inner chunks of a sharded array see :attr:`inner_blocks`."""
         return _Selector(self.get_block_selection, self.set_block_selection)
 
     def get_block_selection(self, selection: BasicSelection) -> Any:
-        """The region of the chunks ``selection`` picks by chunk index (integers
-        and slices; see :attr:`blocks`), as ``a[region]`` reads it."""
-        return self[self._block_region(selection)]
+        """The region of the blocks (chunks, or shards when sharded) ``selection``
+        picks by index (integers and slices; see :attr:`blocks`), as ``a[region]`` reads it."""
+        return self[self._block_region(selection, inner=False)]
 
     def set_block_selection(self, selection: BasicSelection, value: ArrayValueLike) -> None:
-        """Write ``value`` (broadcast) to the region of the chunks ``selection`` picks (see :attr:`blocks`)."""
-        self[self._block_region(selection)] = value
+        """Write ``value`` (broadcast) to the region of the blocks ``selection`` picks (see :attr:`blocks`)."""
+        self[self._block_region(selection, inner=False)] = value
 
-    def _block_region(self, selection: Any) -> tuple[slice, ...]:
-        """The array region (slices) that a selection of chunk indices covers."""
-        return block_region(selection, self.shape, self.chunks)
+    @property
+    def inner_blocks(self) -> _Selector:
+        """Selection by chunk of :attr:`chunks` (the inner chunks of a sharded
+        array; the same as :attr:`blocks` otherwise): ``a.inner_blocks[i, j]``
+        is the region of inner chunk ``(i, j)``, on the grid of :attr:`cdata_shape`."""
+        return _Selector(self.get_inner_block_selection, self.set_inner_block_selection)
+
+    def get_inner_block_selection(self, selection: BasicSelection) -> Any:
+        """The region of the inner chunks ``selection`` picks (see :attr:`inner_blocks`)."""
+        return self[self._block_region(selection, inner=True)]
+
+    def set_inner_block_selection(self, selection: BasicSelection, value: ArrayValueLike) -> None:
+        """Write ``value`` (broadcast) to the region of the inner chunks ``selection`` picks."""
+        self[self._block_region(selection, inner=True)] = value
+
+    def _block_region(self, selection: Any, *, inner: bool) -> tuple[slice, ...]:
+        """The array region (slices) a selection of block indices covers: on the
+        grid of :attr:`chunks` (``inner``) or of the stored chunks (shards)."""
+        if inner or self.shards is None:
+            return block_region(selection, self.shape, self.chunks, "chunks")
+        return block_region(selection, self.shape, self._v3.chunk_shape, "shards")
 
     def _read(self, indexer: Indexer, out: np.ndarray | None = None) -> Any:
         return self._io.read(indexer, out)
@@ -591,7 +612,7 @@ class Array(Node[ArrayMetadata]):
 
 
 class _Selector:
-    """``a.oindex`` / ``a.blocks``: ``[]`` reads and writes through one pair of methods."""
+    """``a.oindex`` / ``a.blocks`` …: ``[]`` reads and writes through one pair of methods."""
 
     __slots__ = ("_get", "_set")
 

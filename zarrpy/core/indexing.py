@@ -138,8 +138,8 @@ class _ArrayDim:
     def __init__(self, index: np.ndarray, dim_len: int, chunk_len: int, *, from_slice: bool = False):
         self.from_slice = from_slice
         if index.dtype == bool:
-            if index.shape != (dim_len,):
-                raise BoundsCheckError(
+            if index.shape != (dim_len,):  # a malformed mask, not an index past the end
+                raise SelectionError(
                     f"boolean index of length {index.shape[0] if index.ndim == 1 else index.shape} "
                     f"does not match a dimension of length {dim_len}"
                 )
@@ -244,8 +244,8 @@ class OrthogonalIndexer:
         for axis, (s, n, c) in enumerate(zip(sel, shape, chunk_shape)):
             try:
                 dim = _dim_indexer(s, n, c, allow_arrays)
-            except BoundsCheckError as exc:
-                raise BoundsCheckError(f"{exc} (axis {axis})") from None
+            except (BoundsCheckError, SelectionError) as exc:
+                raise type(exc)(f"{exc} (axis {axis})") from None
             self.dims.append(dim)
             if isinstance(dim, _ArrayDim):
                 n_arrays += 1
@@ -289,10 +289,12 @@ def _has_ellipsis(selection: Any) -> bool:
     return any([s is Ellipsis for s in (selection if isinstance(selection, tuple) else (selection,))])
 
 
-def block_region(selection: Any, shape: Shape, chunks: Shape) -> tuple[slice, ...]:
-    """The array region (slices) a selection of chunk indices covers
-    (zarr-python's ``blocks``): integers and step-1 slices over the chunk
-    grid, one Ellipsis at most; edge chunks are clipped to ``shape``."""
+def block_region(selection: Any, shape: Shape, grid: Shape, unit: str = "chunks") -> tuple[slice, ...]:
+    """The array region (slices) a selection of block indices covers
+    (zarr-python's ``blocks``): integers and step-1 slices over the grid of
+    blocks of shape ``grid`` (named ``unit`` in messages), one Ellipsis at
+    most; edge blocks are clipped to ``shape``. A slice is cut to the grid
+    as numpy cuts one, so a slice past the last block is empty."""
     ndim = len(shape)
     items = selection if isinstance(selection, tuple) else (selection,)
     if sum(item is Ellipsis for item in items) > 1:
@@ -304,14 +306,15 @@ def block_region(selection: Any, shape: Shape, chunks: Shape) -> tuple[slice, ..
         raise SelectionError(f"block selection {selection!r} has more than {ndim} dimensions")
     items = items + (slice(None),) * (ndim - len(items))
     region = []
-    for axis, (item, c, s) in enumerate(zip(items, chunks, shape)):
+    for axis, (item, c, s) in enumerate(zip(items, grid, shape)):
         n = -(-s // c)
-        if isinstance(item, (int, np.integer)) and not isinstance(item, bool):
+        if isinstance(item, (int, np.integer)) and not isinstance(item, (bool, np.bool_)):
             i = int(item) + n if item < 0 else int(item)
             if not 0 <= i < n:
-                raise BoundsCheckError(f"block index {int(item)} is out of bounds for axis {axis} with {n} chunks")
+                raise BoundsCheckError(f"block index {int(item)} is out of bounds for axis {axis} with {n} {unit}")
             start, stop = i, i + 1
         elif isinstance(item, slice) and item.step in (None, 1):
+            check_slice(item)
             start, stop, _ = item.indices(n)
             stop = max(start, stop)
         else:

@@ -132,8 +132,19 @@ def is_vectorized(selection: Any, ndim: int) -> bool:
         return False
     if len(arrays) == 1:
         return arrays[0].ndim != 1
-    all_arrays = len(items) == ndim and len(arrays) == ndim
-    return not (all_arrays and all(a.ndim == 1 for a in arrays) and any(a.dtype == bool for a in arrays))
+    return not is_orthogonal_arrays(selection, ndim)
+
+
+def is_orthogonal_arrays(selection: Any, ndim: int) -> bool:
+    """Is ``selection`` (index arrays already numpy) one 1-D array per
+    dimension with a boolean among them? Plain ``a[selection]`` then selects
+    each dimension on its own, like ``data[np.ix_(...)]`` (zarr-python's rule)."""
+    items = selection if isinstance(selection, tuple) else (selection,)
+    return (
+        ndim > 1 and len(items) == ndim
+        and all([isinstance(s, np.ndarray) and s.ndim == 1 for s in items])
+        and any([s.dtype == bool for s in items])
+    )
 
 
 def is_array_like(item: Any) -> bool:
@@ -322,8 +333,8 @@ def _points(selection: Any, shape: Shape) -> tuple[tuple[np.ndarray, ...], Shape
     dim = 0
     for i, item in enumerate(items):
         if isinstance(item, np.ndarray) and item.dtype == bool:
-            if item.shape != shape[dim : dim + item.ndim]:
-                raise BoundsCheckError(
+            if item.shape != shape[dim : dim + item.ndim]:  # a malformed mask, not an index past the end
+                raise SelectionError(
                     f"boolean index of shape {item.shape} does not match the array's dimensions "
                     f"{shape[dim : dim + item.ndim]} (axes {dim} to {dim + item.ndim - 1})"
                 )
@@ -383,5 +394,6 @@ def _points(selection: Any, shape: Shape) -> tuple[tuple[np.ndarray, ...], Shape
 
 
 __all__ = [
-    "PointIndexer", "PointProjection", "as_index_array", "has_index_arrays", "is_array_like", "is_vectorized", "with_index_arrays",
+    "PointIndexer", "PointProjection", "as_index_array", "has_index_arrays", "is_array_like", "is_orthogonal_arrays",
+    "is_vectorized", "with_index_arrays",
 ]
