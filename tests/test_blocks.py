@@ -241,3 +241,36 @@ def test_inner_blocks_of_an_unsharded_array_are_its_blocks():
     a, _ = _pair((7, 5), (3, 2), data)
     for selection in [0, -1, (1, slice(None)), (..., 2), slice(1, 9)]:
         np.testing.assert_array_equal(a.inner_blocks[selection], a.blocks[selection])
+
+
+@st.composite
+def sharded_arrays_and_block_selections(draw):
+    """A sharded layout and a block selection over its shard grid."""
+    ndim = draw(st.integers(1, 3))
+    chunks = tuple(draw(st.integers(1, 3)) for _ in range(ndim))
+    shards = tuple(c * draw(st.integers(1, 3)) for c in chunks)
+    shape = tuple(draw(st.integers(1, 10)) for _ in range(ndim))
+    nshards = _nchunks(shape, shards)
+    items = []
+    for n in nshards:  # ints in range, slices whose start is a shard that exists (zarr-python raises past it)
+        index = st.integers(-n, n - 1)
+        items.append(draw(st.one_of(index, st.builds(slice, st.none() | index, st.none() | st.integers(-n, n + 2)))))
+    return shape, chunks, shards, tuple(items)
+
+
+@settings(max_examples=40, deadline=None)
+@given(sharded_arrays_and_block_selections(), st.booleans())
+def test_blocks_of_sharded_arrays_match_zarr_python(case, write):
+    shape, chunks, shards, selection = case
+    data = np.arange(int(np.prod(shape)), dtype="int32").reshape(shape)
+    a = zarrpy.create_array({}, shape=shape, chunks=chunks, shards=shards, dtype="int32", fill_value=-1)
+    z = zarr.create_array({}, shape=shape, chunks=chunks, shards=shards, dtype="int32", fill_value=-1)
+    a[...] = z[...] = data
+    expected = data[_block_region(selection, shape, shards)]
+    np.testing.assert_array_equal(z.blocks[selection], expected)
+    np.testing.assert_array_equal(a.blocks[selection], expected)
+    # The inner grid has at least as many blocks per axis, so the selection is in range there too.
+    np.testing.assert_array_equal(a.inner_blocks[selection], data[_block_region(selection, shape, chunks)])
+    if write:
+        a.blocks[selection] = z.blocks[selection] = 7
+        np.testing.assert_array_equal(a[...], z[...])

@@ -138,3 +138,45 @@ def test_zarr_python_agrees_on_orthogonal_reads(data):
         z = zarr.open_array(tmp + "/a.zarr", mode="r")
         np.testing.assert_array_equal(a.oindex[sel], z.oindex[sel])
         np.testing.assert_array_equal(a.get_orthogonal_selection(sel), z.get_orthogonal_selection(sel))
+
+
+@st.composite
+def plain_orthogonal_arrays(draw, shape):
+    """One 1-D index array per dimension with a boolean mask among them: what
+    plain ``a[...]`` selects orthogonally (zarr-python's rule), as ``np.ix_``."""
+    masked = draw(st.integers(0, len(shape) - 1))
+    sel = []
+    for i, n in enumerate(shape):
+        if i == masked or draw(st.booleans()):
+            sel.append(draw(hnp.arrays(np.bool_, (n,))))
+        else:
+            sel.append(np.array(draw(st.lists(st.integers(-n, n - 1), max_size=5)), dtype=np.int64))
+    return tuple(sel)
+
+
+@PROPS
+@given(st.data())
+def test_plain_getitem_with_a_mask_among_1d_arrays_is_orthogonal(data):
+    shape, chunks, shards = data.draw(array_layouts(max_side=9).filter(lambda lay: len(lay[0]) > 1), label="layout")
+    seed = data.draw(st.integers(0, 99), label="seed")
+    _, a, arr = _make(shape, chunks, shards, seed)
+    sel = data.draw(plain_orthogonal_arrays(shape), label="selection")
+    ix, _ = orthogonal_numpy(arr, sel)
+    np.testing.assert_array_equal(a[sel], arr[ix])
+    value = np.random.default_rng(seed).integers(-1000, 1000, size=arr[ix].shape).astype("int32")
+    a[sel] = value
+    arr[ix] = value
+    np.testing.assert_array_equal(a[...], arr)
+
+
+def test_plain_getitem_with_two_masks_matches_zarr_python():
+    zarr = pytest.importorskip("zarr")
+    data = np.arange(60).reshape(6, 10)
+    m0, m1 = np.array([True, False] * 3), np.array([False, True] * 5)
+    a = zarrpy.create_array({}, shape=data.shape, chunks=(4, 3), dtype=data.dtype)
+    z = zarr.create_array({}, shape=data.shape, chunks=(4, 3), dtype=data.dtype)
+    a[...] = z[...] = data
+    for sel in [(m0, m1), (m0, [1, 7]), ([5, 0], m1)]:
+        np.testing.assert_array_equal(a[sel], z[sel])
+    a[m0, m1] = z[m0, m1] = -1
+    np.testing.assert_array_equal(a[...], z[...])

@@ -384,6 +384,32 @@ def test_boolean_mask_of_the_wrong_length():
         OrthogonalIndexer((slice(None), np.ones(3, bool)), (2, 4), (2, 2), max_arrays=None)
 
 
+@pytest.mark.parametrize("form", ["getitem", "oindex", "vindex", "mask", "setitem", "set_oindex", "set_vindex"])
+@pytest.mark.parametrize("mask", [np.ones(3, bool), np.ones(9, bool), np.ones((2, 4), bool), np.ones((4, 5), bool)])
+def test_a_wrong_shaped_mask_is_a_selection_error_and_writes_nothing(form, mask):
+    # A mask of the wrong shape is a malformed selection (SelectionError, an
+    # IndexError as zarr-python's), not an index past the end (BoundsCheckError).
+    import zarrpy
+
+    store: dict = {}
+    a = zarrpy.create_array(store, shape=(4, 4), chunks=(2, 2), dtype="int32")
+    a[...] = np.arange(16).reshape(4, 4)
+    before = dict(store)
+    calls = {
+        "getitem": lambda: a[mask], "oindex": lambda: a.oindex[mask], "vindex": lambda: a.vindex[mask],
+        "mask": lambda: a.get_mask_selection(mask), "setitem": lambda: a.__setitem__(mask, 0),
+        "set_oindex": lambda: a.oindex.__setitem__(mask, 0), "set_vindex": lambda: a.vindex.__setitem__(mask, 0),
+    }
+    if form in ("oindex", "set_oindex") and mask.ndim != 1:
+        with pytest.raises(SelectionError):  # an orthogonal index must be 1-D
+            calls[form]()
+        return
+    with pytest.raises(SelectionError, match="does not match|expected a boolean array of shape") as info:
+        calls[form]()
+    assert isinstance(info.value, IndexError) and not isinstance(info.value, BoundsCheckError)
+    assert store == before
+
+
 @pytest.mark.parametrize(
     "selection, match",
     [
