@@ -72,6 +72,16 @@ class SelectionError(ZarrpyError, IndexError):
     """A selection is of a kind zarrpy does not support, or is malformed."""
 
 
+class ValueShapeError(SelectionError, ValueError):
+    """A value written does not broadcast to the selection's shape (a
+    ``ValueError`` too, as numpy's and zarr-python's are)."""
+
+
+class OutTypeError(SelectionError, TypeError):
+    """A read's ``out=`` is not a numpy array (a ``TypeError`` too, as numpy's
+    and zarr-python's are)."""
+
+
 class ProcessLocalError(ZarrpyError, pickle.PicklingError):
     """An array on a store that lives in this process's memory (a
     ``MemoryStore``, fsspec's ``memory://``) was pickled: another process

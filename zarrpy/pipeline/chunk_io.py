@@ -37,7 +37,7 @@ from ..core.limits import check_chunk_nbytes
 from ..core.indexing import ChunkProjection, OrthogonalIndexer, whole_chunk_box
 from ..core.point_indexing import PointIndexer, PointProjection
 from ..core.paths import join_key
-from ..errors import CodecError, MetadataError, SelectionError, at_key
+from ..errors import CodecError, MetadataError, OutTypeError, SelectionError, at_key
 from ..metadata.chunk_key_encoding import decode_chunk_key, encode_chunk_key
 from ..metadata.v3 import ArrayMetadataV3
 from ..stores.abc import Store
@@ -244,7 +244,7 @@ class ChunkIO:
 
     def _check_out(self, out: Any, indexer: Indexer) -> None:
         if not isinstance(out, np.ndarray) or isinstance(out, np.ma.MaskedArray):
-            raise SelectionError(f"out: expected a numpy array, got {type(out).__name__}")
+            raise OutTypeError(f"out: expected a numpy array, got {type(out).__name__}")
         if not self.form.reads_into_buffers:
             raise SelectionError(
                 f"out: data type {self.form.data_type.name!r} reads into a new result (ragged or optional elements)"

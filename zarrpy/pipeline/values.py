@@ -15,7 +15,7 @@ from ..core._typing import Shape
 from ..core.array_bytes import ArrayBytes
 from ..core.dtypes import DataType
 from ..core.dtypes.optional import VALID, VALUE, element_bytes, inner_type, is_optional, split
-from ..errors import CodecError, SelectionError
+from ..errors import CodecError, SelectionError, ValueShapeError
 from ..core.ragged import RaggedArray
 
 
@@ -49,7 +49,7 @@ def coerce_value(value: Any, data_type: DataType, shape: Shape) -> np.ndarray:
     try:
         return np.broadcast_to(arr, shape)
     except ValueError:
-        raise SelectionError(f"value of shape {arr.shape} cannot be broadcast to the selection shape {shape}") from None
+        raise ValueShapeError(f"value of shape {arr.shape} cannot be broadcast to the selection shape {shape}") from None
 
 
 def _coerce_optional(value: Any, data_type: DataType) -> np.ndarray:
@@ -377,7 +377,7 @@ def coerce_ragged(value: Any, dtype: np.dtype, shape: Shape) -> np.ndarray:
     try:
         return np.broadcast_to(arr, shape)
     except ValueError:
-        raise SelectionError(f"value of shape {arr.shape} cannot be broadcast to the selection shape {shape}") from None
+        raise ValueShapeError(f"value of shape {arr.shape} cannot be broadcast to the selection shape {shape}") from None
 
 
 def ragged_rows(value: Any, dtype: np.dtype) -> np.ndarray:
