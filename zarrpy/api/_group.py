@@ -21,7 +21,7 @@ from ._array import Array
 from ..core._typing import ShapeLike
 from ..core.dtypes import DataType
 from ..core.dtypes.data_type import DTypeLike
-from ._info import GroupInfo
+from ._info import GroupInfo, dtype_text
 from ..core.paths import join_key, names_a_document, normalize_path
 from ..errors import MetadataError, NodeExistsError, NodeNotFoundError, ReadOnlyError
 from ..metadata.consolidated import (
@@ -322,7 +322,7 @@ class Group(Node[GroupMetadata]):
             depth = name.count("/")
             label = name.rsplit("/", 1)[-1]
             if isinstance(node, Array):
-                label += f" {node.shape} {node.dtype}"
+                label += f" {node.shape} {dtype_text(node)}"
             lines.append("  " * (depth + 1) + label)
         return "\n".join(lines)
 
