@@ -366,6 +366,8 @@ def copy(
     options: CopyOptions = CopyOptions(),
     overwrite: bool = False,
     progress: Callable[[int, int], Progress] | None = None,
+    src_storage_options: dict[str, Any] | None = None,
+    dst_storage_options: dict[str, Any] | None = None,
 ) -> CopyResult:
     """Copy the node at ``path`` of ``source`` (a path, URL or Store) to the root of ``dest``.
 
@@ -373,11 +375,13 @@ def copy(
     none). Everything is planned and validated before anything is written.
     Raises NodeExistsError when ``dest`` holds a node and not ``overwrite``,
     MemoryBudgetError when one write unit does not fit ``max_memory``.
+    ``src_storage_options`` / ``dst_storage_options`` go to fsspec for a URL
+    ``source`` / ``dest``.
     """
-    src_store = source if isinstance(source, Store) else store_from_url(source, read_only=True)
+    src_store = source if isinstance(source, Store) else store_from_url(source, read_only=True, storage_options=src_storage_options)
     src_path = normalize_path(path)
     node = api.open(src_store, mode="r", path=src_path, use_consolidated=False)
-    dst_store = dest if isinstance(dest, Store) else store_from_url(dest)
+    dst_store = dest if isinstance(dest, Store) else store_from_url(dest, storage_options=dst_storage_options)
     _check_not_overlapping(src_store, src_path, dst_store)
     fmt = options.zarr_format or node.zarr_format
     if fmt not in (2, 3):
@@ -447,7 +451,8 @@ def run_cp(args: Any) -> int:
                           compressor=args.compressor, zarr_format=args.zarr_format, max_memory=args.max_memory)
     show = wanted(args.quiet)
     result = copy(args.source, args.dest, path=args.path, options=options, overwrite=args.overwrite,
-                  progress=lambda total, n: Progress(total, "cp", in_bytes=True, enabled=show))
+                  progress=lambda total, n: Progress(total, "cp", in_bytes=True, enabled=show),
+                  src_storage_options=args.src_storage_options, dst_storage_options=args.dst_storage_options)
     for plan in result.arrays:
         a = result.created[plan.rel]
         layout = f"chunks {a.chunks}" + (f", shards {a.shards}" if a.shards is not None else "")

@@ -105,9 +105,10 @@ def tree_text(document: dict[str, Any], stream: TextIO | None = None) -> str:
     return "\n".join(lines)
 
 
-def run_tree(target: str, path: str | None, *, as_json: bool, depth: int | None) -> int:
+def run_tree(target: str, path: str | None, *, as_json: bool, depth: int | None,
+             storage_options: dict[str, Any] | None = None) -> int:
     """``zarrpy tree``: print the hierarchy at ``target`` (text, or one JSON document)."""
-    node = api.open(target, mode="r", path=path)
+    node = api.open(target, mode="r", path=path, storage_options=storage_options)
     document = tree_document(node, depth)
     print(json_text(document) if as_json else tree_text(document))
     return 0
