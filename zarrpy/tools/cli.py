@@ -167,6 +167,7 @@ def _target(parser: argparse.ArgumentParser, what: str = "node path inside the s
 STORAGE_OPTIONS_EXAMPLE = '{"key": "...", "secret": "...", "client_kwargs": {"endpoint_url": "http://127.0.0.1:9000"}}'
 """An S3 / MinIO ``--storage-options`` value, as the help shows it."""
 TRACEBACK_HELP = "on failure show the full traceback (also: environment variable ZARRPY_DEBUG=1)"
+"""``--traceback``'s help, before and after the command."""
 
 
 def _storage_options(parser: argparse.ArgumentParser, option: str, what: str) -> None:
