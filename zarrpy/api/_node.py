@@ -232,9 +232,18 @@ class Node(Generic[M]):
 
     def _check_writable(self) -> None:
         if self._read_only:
-            # A read-only store knows its own remedy (a zip opened with mode='r').
-            hint = self._store.read_only_hint if self._store.read_only else READ_ONLY_HINT
-            raise ReadOnlyError(f"{self._kind} {self.name!r} in {self._store.display_name!r} is read-only: {hint}")
+            raise ReadOnlyError(f"{self._kind} {self.name!r} in {self._store.display_name!r} is read-only: "
+                                + self._read_only_hint())
+
+    def _read_only_hint(self) -> str:
+        """How to get write access to this node: a read-only store's own
+        remedy when it has one (a zip opened with mode='r'), else the
+        opener of this kind of node with a writing mode."""
+        if self._store.read_only and self._store.read_only_hint != READ_ONLY_HINT:
+            return self._store.read_only_hint
+        default = " (zarrpy.open_array's default)" if self._kind == "array" else ""
+        return (f"it was opened with mode='r'{default} or on a read-only store; "
+                f"open it with zarrpy.open_{self._kind}(..., mode='r+') (or 'a') on a writable store to write")
 
     def __repr__(self) -> str:
         return f"<zarrpy.{type(self).__name__} {self.name}>"
