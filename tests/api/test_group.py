@@ -304,11 +304,11 @@ def test_attributes_persist_after_reopen(tmp_path, zarr_format):
 def test_attributes_that_are_not_json_are_refused_and_nothing_is_written(store, zarr_format):
     root = _build(store, zarr_format)
     before = _contents(store)
-    for bad in (float("nan"), float("inf"), object(), {1, 2}):
+    for bad in (object(), {1, 2}, np.arange(2)):
         with pytest.raises(MetadataError, match="not JSON"):
             root["a"].attrs["bad"] = bad
     with pytest.raises(MetadataError):
-        root.create_group("new", attributes={"bad": float("nan")})
+        root.create_group("new", attributes={"bad": object()})
     assert _contents(store) == before
     assert root["a"].attrs.asdict() == {"k": "a"}
 
