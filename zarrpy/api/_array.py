@@ -222,7 +222,9 @@ class Array(Node[ArrayMetadata]):
 
     # -- what is stored: one listing each, never a chunk read ------------
     def stored_chunk_keys(self) -> list[str]:
-        """Keys of the chunks present in the store (shards, when sharded)."""
+        """Keys of the chunks present in the store (shards, when sharded),
+        sorted by chunk coordinates (row-major: ``c/0/9`` before ``c/1/0``,
+        ``c/2`` before ``c/10``) on every store, whatever order it lists in."""
         return [chunk.key for chunk in self._io.stored_keys()]
 
     def _stored_sizes(self) -> StoredSizes:
