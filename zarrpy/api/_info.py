@@ -13,9 +13,25 @@ import math
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from ..codecs.vlen_array import VlenArrayCodec
+from ..core.dtypes.optional import is_optional
+
 if TYPE_CHECKING:
     from ._array import Array
     from ._group import Group
+
+
+def dtype_text(a: Array) -> str:
+    """The element type as a person reads it: numpy's name for fixed-size
+    types, the Zarr data type's for strings and bytes (``string``, not
+    ``StringDType()``), ``ragged int32`` and ``optional int16`` for zarrpy's
+    ragged and optional arrays. Reprs, ``Group.tree()`` and the CLI print this."""
+    data_type = a._v3.data_type
+    if isinstance(a.serializer, VlenArrayCodec):
+        return f"ragged {a.serializer.dtype}"
+    if is_optional(data_type):
+        return f"optional {a.dtype}"
+    return data_type.name if data_type.is_variable else str(a.dtype)
 
 # as_dict() key -> label of the printed table (zarr-python's labels).
 _LABELS = {
@@ -162,4 +178,4 @@ def _table(fields: dict[str, Any]) -> str:
     return "\n".join(f"{label.ljust(width)} : {value}" for label, value in rows)
 
 
-__all__ = ["ArrayInfo", "GroupInfo", "human_bytes"]
+__all__ = ["ArrayInfo", "GroupInfo", "dtype_text", "human_bytes"]
