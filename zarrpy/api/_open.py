@@ -218,8 +218,8 @@ def create_group(store: StoreLike, *, path: str | None = None, attributes: dict[
                  overwrite: bool = False, storage_options: dict[str, Any] | None = None,
                  zarr_format: int = 3) -> Group:
     """Create a new group (``overwrite=True`` replaces an existing node)."""
-    return Group.create(_store(store, storage_options, "w" if overwrite else "w-", "create a group in"), normalize_path(path), attributes=attributes,
-                        overwrite=overwrite, zarr_format=zarr_format)
+    s = _store(store, storage_options, "w" if overwrite else "w-", "create a group in")
+    return Group.create(s, normalize_path(path), attributes=attributes, overwrite=overwrite, zarr_format=zarr_format)
 
 
 def open(
