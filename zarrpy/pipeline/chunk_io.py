@@ -167,14 +167,15 @@ class ChunkIO:
         return join_key(self.path, encode_chunk_key(self.metadata.chunk_key_encoding, coords))
 
     def stored_keys(self) -> list[StoredChunk]:
-        """Every stored chunk's key and grid coordinates (one listing)."""
+        """Every stored chunk's key and grid coordinates (one listing), sorted
+        by coordinates (row-major grid order), whatever order the store lists in."""
         prefix = join_key(self.path, "")
         out = []
         for key in self.store.list_prefix(prefix):
             coords = decode_chunk_key(self.metadata.chunk_key_encoding, key[len(prefix):], len(self.shape))
             if coords is not None:
                 out.append(StoredChunk(key, coords))
-        return out
+        return sorted(out, key=lambda chunk: chunk.coords)
 
     def is_chunk_key(self, key: str) -> bool:
         """True if ``key`` (a full store key) names a chunk of this array."""
