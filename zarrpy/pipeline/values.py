@@ -412,7 +412,18 @@ def ragged_elements(value: Any, dtype: np.dtype, position: tuple[int, ...] = ())
         return _one(_ragged_element(value, dtype, position))
     if not isinstance(value, (list, tuple)):
         raise _not_an_element(value, dtype, position)
-    parts = [ragged_elements(item, dtype, (*position, i)) for i, item in enumerate(value)]
+    vectors = [_as_vector(item, dtype) for item in value]
+    if all([v is not None for v in vectors]):  # the usual list of vectors
+        out = np.empty(len(vectors), dtype=object)
+        for i, v in enumerate(vectors):
+            out[i] = v
+        return out
+    return _stack([_one(v) if v is not None else ragged_elements(item, dtype, (*position, i))
+                   for i, (item, v) in enumerate(zip(value, vectors))], position)
+
+
+def _stack(parts: list[np.ndarray], position: tuple[int, ...]) -> np.ndarray:
+    """The items' elements (object arrays of one outer shape) stacked along a new first axis."""
     for i, part in enumerate(parts[1:], 1):
         if part.shape != parts[0].shape:
             raise DataTypeError(
@@ -438,6 +449,8 @@ def _ragged_from_numpy(value: np.ndarray, dtype: np.dtype, position: tuple[int, 
                             "(its elements are vectors of numbers)")
     if value.ndim == 0:
         raise _not_an_element(value[()], dtype, position)
+    if value.ndim == 1:
+        return _one(_cast(value, dtype))
     outer = value.shape[:-1]
     offsets = np.arange(math.prod(outer) + 1, dtype=np.int64) * value.shape[-1]
     return RaggedArray(offsets, _cast(value, dtype).reshape(-1), shape=outer).to_object_array()
@@ -449,6 +462,8 @@ def _is_vector(value: Any) -> bool:
 
 
 def _is_number(value: Any) -> bool:
+    if isinstance(value, (int, float, complex)):  # the usual case first: bool, int, float
+        return True
     if isinstance(value, (np.ndarray, np.generic)):
         return value.ndim == 0 and value.dtype.kind in "biufc"
     return isinstance(value, numbers.Number)
@@ -461,18 +476,22 @@ def _one(element: np.ndarray) -> np.ndarray:
     return out
 
 
-def _ragged_element(item: Any, dtype: np.dtype, position: tuple[int, ...]) -> np.ndarray:
-    """One element as a 1-D ``dtype`` array (``None``: empty), or DataTypeError."""
+def _as_vector(item: Any, dtype: np.dtype) -> np.ndarray | None:
+    """``item`` as one 1-D ``dtype`` vector when it is one (``None``: empty;
+    a 1-D numeric array; a list of numbers), else None."""
     if item is None:
         return np.empty(0, dtype=dtype)
-    if isinstance(item, np.ndarray) and item.ndim == 1:
-        if item.dtype.kind in "biufc":
-            return _cast(item, dtype)
-        if item.dtype == object:
-            item = item.tolist()  # numbers held as objects
-    if _is_vector(item):
-        return _assign_numbers(item, dtype)
-    raise _not_an_element(item, dtype, position)
+    if isinstance(item, np.ndarray):
+        return _cast(item, dtype) if item.ndim == 1 and item.dtype.kind in "biufc" else None
+    return _assign_numbers(item, dtype) if _is_vector(item) else None
+
+
+def _ragged_element(item: Any, dtype: np.dtype, position: tuple[int, ...]) -> np.ndarray:
+    """One element as a 1-D ``dtype`` vector, or DataTypeError naming ``position``."""
+    vector = _as_vector(item, dtype)
+    if vector is None:
+        raise _not_an_element(item, dtype, position)
+    return vector
 
 
 def _not_an_element(item: Any, dtype: np.dtype, position: tuple[int, ...]) -> DataTypeError:
