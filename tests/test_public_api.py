@@ -21,11 +21,13 @@ import zarrpy.stores
 PUBLIC = [
     "Array",
     "BoundsCheckError",
+    "BroadcastError",
     "ChecksumError",
     "ChunkAlignmentError",
     "ChunkDecodeError",
     "CodecError",
     "DataType",
+    "DataTypeError",
     "DataTypeFamily",
     "Group",
     "GrowableArray",

@@ -29,10 +29,12 @@ from .codecs.registry import register_codec
 from .core.dtypes import DataType, DataTypeFamily, register_data_type
 from .errors import (
     BoundsCheckError,
+    BroadcastError,
     ChecksumError,
     ChunkAlignmentError,
     ChunkDecodeError,
     CodecError,
+    DataTypeError,
     InvalidKeyError,
     MetadataError,
     NodeExistsError,
@@ -58,11 +60,13 @@ __version__ = "0.1.0"
 __all__ = [
     "Array",
     "BoundsCheckError",
+    "BroadcastError",
     "ChecksumError",
     "ChunkAlignmentError",
     "ChunkDecodeError",
     "CodecError",
     "DataType",
+    "DataTypeError",
     "DataTypeFamily",
     "Group",
     "GrowableArray",

@@ -72,6 +72,16 @@ class SelectionError(ZarrpyError, IndexError):
     """A selection is of a kind zarrpy does not support, or is malformed."""
 
 
+class DataTypeError(ZarrpyError, TypeError):
+    """A value cannot be written as the array's elements (e.g. a number
+    where a ragged array needs a 1-D vector of numbers)."""
+
+
+class BroadcastError(SelectionError, ValueError):
+    """A value's shape cannot be broadcast to the shape of the selection it
+    is written to (a ``ValueError`` too, as numpy's is)."""
+
+
 class ProcessLocalError(ZarrpyError, pickle.PicklingError):
     """An array on a store that lives in this process's memory (a
     ``MemoryStore``, fsspec's ``memory://``) was pickled: another process

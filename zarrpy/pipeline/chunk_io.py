@@ -397,7 +397,7 @@ class ChunkIO:
         the chain's usual decoding."""
         if data is None:
             for proj in group:
-                out[proj.out_selection] = self.form.fill_block(proj.out_block_shape)
+                _put_fill(out, proj, self.form)
             return
         try:
             dest = self._whole_dest(out, group[0]) if len(group) == 1 else None
@@ -438,7 +438,7 @@ class ChunkIO:
             except CodecError as exc:
                 raise at_key(exc, key) from exc
             for proj in group:
-                out[proj.out_selection] = self.form.fill_block(proj.out_block_shape)
+                _put_fill(out, proj, self.form)
             return
         try:
             parts = decoder.decode_selections([p.chunk_dim_selection for p in group])
@@ -451,7 +451,7 @@ class ChunkIO:
             raise at_key(exc, key) from exc
         for proj, block in zip(group, blocks):
             if block is None:
-                out[proj.out_selection] = self.form.fill_block(proj.out_block_shape)
+                _put_fill(out, proj, self.form)
             else:
                 _put(out, proj, block)
 
@@ -465,7 +465,7 @@ class ChunkIO:
         for proj in group:
             if proj.pick is not None or not all([isinstance(s, slice) for s in proj.out_selection]):
                 return None
-            dest = out[proj.out_selection]
+            dest = out[(*proj.out_selection, Ellipsis)]  # a view, even of a 0-d out
             if dest.shape != tuple(proj.chunk_block_shape):
                 return None
             dests.append(dest)
@@ -686,6 +686,13 @@ def _put(out: np.ndarray, proj: Projection, block: np.ndarray) -> None:
     """Write ``block`` (the projection's elements) at its place in ``out``."""
     block = block.reshape(proj.out_block_shape)
     out[proj.out_selection] = block[()] if block.ndim == 0 else block
+
+
+def _put_fill(out: np.ndarray, proj: Projection, form: ElementForm) -> None:
+    """Fill the projection's place in ``out`` (a missing chunk's part). The
+    Ellipsis keeps a 0-d place a view, so an element is assigned, not stored
+    as an object inside an object array."""
+    out[(*proj.out_selection, Ellipsis)] = form.fill_block(proj.out_block_shape)
 
 
 def _outside(keep: Shape, shape: Shape) -> list[tuple[slice, ...]]:
