@@ -61,6 +61,9 @@ class ZipStore(Store):
     mode
         ``"r"`` (read-only), ``"w"``, ``"x"`` or ``"a"``, as for
         :class:`zipfile.ZipFile`.
+    read_only
+        zarr-python's flag: None follows ``mode`` (read-only for ``"r"``);
+        True or False must agree with it (a ``ValueError`` otherwise).
     compression
         :mod:`zipfile` method for new members (``zipfile.ZIP_STORED`` by
         default: chunks are compressed by their codecs already).
@@ -77,11 +80,17 @@ class ZipStore(Store):
         path: str | os.PathLike[str],
         mode: ZipMode = "r",
         *,
+        read_only: bool | None = None,
         compression: int = zipfile.ZIP_STORED,
         allowZip64: bool = True,
     ) -> None:
         if mode not in ("r", "w", "a", "x"):
             raise ValueError(f"ZipStore mode must be 'r', 'w', 'a' or 'x', got {mode!r}")
+        if read_only is not None and read_only != (mode == "r"):
+            raise ValueError(
+                f"ZipStore({os.fspath(path)!r}, mode={mode!r}, read_only={read_only}): mode {mode!r} "
+                f"{'writes' if mode != 'r' else 'only reads'}; pass mode='r' to read or 'w'/'a'/'x' to write"
+            )
         self._display_name = os.fspath(path)  # as given, for messages only
         self.path = Path(os.path.abspath(self._display_name))
         self.mode: ZipMode = mode
