@@ -292,8 +292,8 @@ def _assert_unknown_codec_message(err: BaseException, name: str) -> None:
     msg = str(err)
     assert name in msg
     assert "zarrpy.codecs" in msg  # the entry-point group, so users know how to add one
-    for known in ("bytes", "gzip", "zstd", "blosc", "crc32c", "transpose"):
-        assert known in msg, f"known codec {known!r} not listed: {msg}"
+    assert "array '" in msg  # which array holds the codec
+    assert "\n" not in msg and "://" not in msg  # one line, no list of URL aliases
 
 
 @pytest.mark.parametrize("position", ["compressor", "serializer", "filter"])

@@ -37,7 +37,7 @@ from ..core.limits import check_chunk_nbytes
 from ..core.indexing import ChunkProjection, OrthogonalIndexer, whole_chunk_box
 from ..core.point_indexing import PointIndexer, PointProjection
 from ..core.paths import join_key
-from ..errors import CodecError, MetadataError, SelectionError, at_key
+from ..errors import CodecError, MetadataError, SelectionError, UnknownCodecError, at_key
 from ..metadata.chunk_key_encoding import decode_chunk_key, encode_chunk_key
 from ..metadata.v3 import ArrayMetadataV3
 from ..stores.abc import Store
@@ -120,7 +120,10 @@ class ChunkIO:
         self.write_empty_chunks = write_empty_chunks
         self.cache = cache
         """Decoded (inner) chunks are read through it when given (see :meth:`read_chunk_shape`)."""
-        self.chain = chain_from_json(metadata.codecs)  # shared by arrays with the same codecs
+        try:
+            self.chain = chain_from_json(metadata.codecs)  # shared by arrays with the same codecs
+        except UnknownCodecError as exc:
+            raise UnknownCodecError(f"array {path or '/'!r} in {store.display_name}: {exc}") from None
         self.grid = RegularChunkGrid(metadata.shape, metadata.chunk_shape)
         self.spec = ChunkSpec(metadata.chunk_shape, metadata.data_type, metadata.fill_value)
         self.bound: BoundChain = self.chain.bind(self.spec)
