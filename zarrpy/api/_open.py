@@ -48,7 +48,7 @@ def _store(store: StoreLike, storage_options: dict[str, Any] | None, mode: str, 
     store that is read-only itself (a Store made with ``read_only=True``, a
     zip file given by path) is refused here, as zarr-python does, rather than
     at the first write."""
-    s = store_from_url(store, storage_options=storage_options, read_only=(mode == "r"))
+    s = store_from_url(store, storage_options=storage_options, read_only=(mode == "r"), mode=mode)
     if mode != "r" and s.read_only:
         raise _read_only_store(s, mode, action, given=isinstance(store, Store))
     return s
@@ -244,7 +244,7 @@ def open(
         _check_mode(mode)
     _check_format(zarr_format)
     if mode is None:
-        s = store_from_url(store if store is not None else {}, storage_options=storage_options)
+        s = store_from_url(store if store is not None else {}, storage_options=storage_options, mode="a")
         mode = "r" if s.read_only else "a"
     else:
         s = _store(store if store is not None else {}, storage_options, mode)

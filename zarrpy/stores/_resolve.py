@@ -32,11 +32,29 @@ def _file_url_to_path(url: str) -> str:
     return url2pathname(parts.netloc + parts.path)
 
 
+def _no_archive_yet(path: str) -> bool:
+    """Nothing at ``path`` that writing a new archive would lose: no file, an
+    empty file, or a zip archive without members (what an earlier failed
+    create left behind)."""
+    if not os.path.exists(path):
+        return True
+    if not os.path.isfile(path):
+        return False
+    if os.path.getsize(path) == 0:
+        return True
+    try:
+        with zipfile.ZipFile(path) as zf:
+            return not zf.namelist()
+    except (OSError, zipfile.BadZipFile):
+        return False
+
+
 def store_from_url(
     store_like: StoreLike,
     *,
     storage_options: Mapping[str, Any] | None = None,
     read_only: bool = False,
+    mode: str | None = None,
 ) -> Store:
     """Return a :class:`Store` for ``store_like`` (see the module docstring).
 
@@ -46,6 +64,10 @@ def store_from_url(
     ``storage_options`` goes to fsspec's local filesystem. A chained URL
     (``zip::file:///a.zip``, ``simplecache::s3://…``) reaches fsspec untouched.
     A path to an existing zip file opens a read-only :class:`ZipStore`.
+    A path ending in ``.zip`` opened to write (``mode`` ``"w"``, ``"w-"``
+    or ``"a"``, the caller's open mode) where no archive with members exists
+    yet creates a zip archive there (:class:`ZipStore`), closed when the
+    store is garbage collected, at exit, or by ``store.close()``.
     A Store passed in is returned as is, whatever ``read_only`` says; an
     ``fsspec.FSMap``, a zarr-python store or an obstore store is wrapped
     (and takes ``read_only``).
@@ -83,6 +105,8 @@ def store_from_url(
         real = real_dir(os.path.abspath(path))
         if real is not None:  # an existing directory (resolved): no zip file to look for
             return LocalStore._at_real(path, real, read_only)
+        if not read_only and mode in ("w", "w-", "a") and path.lower().endswith(".zip") and _no_archive_yet(path):
+            return ZipStore(path, mode="w")
         if os.path.isfile(path) and zipfile.is_zipfile(path):
             return ZipStore(path, mode="r")
         return LocalStore(path, read_only=read_only)
