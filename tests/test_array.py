@@ -276,7 +276,9 @@ def test_read_only_group(tmp_path: Path):
 def test_read_only_memory_store():
     store: dict = {}
     zarrpy.create_array(store, shape=(2,), dtype="int8", chunks=(2,))
-    a = zarrpy.open_array(MemoryStore(store, read_only=True), mode="r+")
+    with pytest.raises(zarrpy.ReadOnlyError, match="with mode='r\\+': the store is read-only"):
+        zarrpy.open_array(MemoryStore(store, read_only=True), mode="r+")
+    a = zarrpy.open_array(MemoryStore(store, read_only=True))
     assert a.read_only
     with pytest.raises(zarrpy.ReadOnlyError):
         a[0] = 1

@@ -292,8 +292,8 @@ def _assert_unknown_codec_message(err: BaseException, name: str) -> None:
     msg = str(err)
     assert name in msg
     assert "zarrpy.codecs" in msg  # the entry-point group, so users know how to add one
-    for known in ("bytes", "gzip", "zstd", "blosc", "crc32c", "transpose"):
-        assert known in msg, f"known codec {known!r} not listed: {msg}"
+    assert "array '" in msg  # which array holds the codec
+    assert "\n" not in msg and "://" not in msg  # one line, no list of URL aliases
 
 
 @pytest.mark.parametrize("position", ["compressor", "serializer", "filter"])
@@ -432,8 +432,8 @@ def test_failed_overwrite_keeps_existing_array(root, tmp_path, overrides, fragme
 
 @pytest.mark.parametrize(
     "attributes",
-    [{"bad": object()}, {"nan": float("nan")}, {"inf": float("inf")}, {1j: "complex key"}, {"arr": np.arange(3)}],
-    ids=["object", "nan", "inf", "complex-key", "ndarray"],
+    [{"bad": object()}, {"set": {1, 2}}, {1j: "complex key"}, {"arr": np.arange(3)}],
+    ids=["object", "set", "complex-key", "ndarray"],
 )
 @pytest.mark.parametrize("mode", ["fresh", "nested", "overwrite"])
 def test_unserialisable_attributes_write_nothing(root, tmp_path, attributes, mode):
@@ -451,7 +451,7 @@ def test_unserialisable_attributes_write_nothing(root, tmp_path, attributes, mod
 def test_unserialisable_attribute_update_keeps_metadata(root, tmp_path):
     a, data = make_array(root)
     expect_error(lambda: a.attrs.__setitem__("bad", object()), watch=tmp_path)
-    expect_error(lambda: a.attrs.update({"nan": float("nan")}), watch=tmp_path)
+    expect_error(lambda: a.attrs.update({"ok": 1, "bad": {1, 2}}), watch=tmp_path)
     assert dict(reopen(root).attrs) == {}
     np.testing.assert_array_equal(reopen(root)[...], data)
 
@@ -515,7 +515,9 @@ def test_write_to_read_only_array_writes_nothing(root, tmp_path):
     expect_error(lambda: a.__setitem__((0, 0), 5), cls=zarrpy.ReadOnlyError, watch=tmp_path)
     expect_error(lambda: a.attrs.__setitem__("x", 1), cls=zarrpy.ReadOnlyError, watch=tmp_path)
     expect_error(lambda: a.resize((4, 4)), cls=zarrpy.ReadOnlyError, watch=tmp_path)
-    ro = zarrpy.open_array(LocalStore(root, read_only=True), mode="r+")
+    expect_error(lambda: zarrpy.open_array(LocalStore(root, read_only=True), mode="r+"), cls=zarrpy.ReadOnlyError,
+                 watch=tmp_path)
+    ro = zarrpy.open_array(LocalStore(root, read_only=True))
     expect_error(lambda: ro.__setitem__((0, 0), 5), cls=zarrpy.ReadOnlyError, watch=tmp_path)
 
 

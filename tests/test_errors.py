@@ -147,7 +147,7 @@ def test_read_only_store_explains_its_own_remedy(tmp_path):
     path = tmp_path / "x.zip"
     with ZipStore(path, mode="w") as store:
         zarrpy.create_array(store, shape=(3,), dtype="i4")[:] = 1
-    for array in (zarrpy.open_array(str(path)), zarrpy.open_array(ZipStore(path, mode="r"), mode="r+")):
+    for array in (zarrpy.open_array(str(path)), zarrpy.open_array(ZipStore(path, mode="r"))):
         with pytest.raises(zarrpy.ReadOnlyError, match=r"ZipStore\(path, mode='a'\)") as info:
             array[0] = 2
         assert "r+" not in str(info.value)

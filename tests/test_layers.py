@@ -47,7 +47,7 @@ LAYERS: dict[str, tuple[str, ...]] = {
     # zarr.json / .zarray / .zgroup parsing into frozen dataclasses, and chunk
     # key encoding (the behaviour of the metadata's ``chunk_key_encoding`` field).
     "metadata": ("zarrpy.metadata",),
-    "stores": ("zarrpy.stores",),
+    "stores": ("zarrpy.stores", "zarrpy.storage"),  # zarrpy.storage: zarr-python's names for the stores
     "codecs": ("zarrpy.codecs",),
     # chunk I/O between stores and codecs: the thread pool, per-key locks,
     # V2 -> V3 conversion (one pipeline for both formats), values at the array edge.

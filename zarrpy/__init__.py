@@ -29,10 +29,12 @@ from .codecs.registry import register_codec
 from .core.dtypes import DataType, DataTypeFamily, register_data_type
 from .errors import (
     BoundsCheckError,
+    BroadcastError,
     ChecksumError,
     ChunkAlignmentError,
     ChunkDecodeError,
     CodecError,
+    DataTypeError,
     InvalidKeyError,
     MetadataError,
     NodeExistsError,
@@ -43,7 +45,6 @@ from .errors import (
     SelectionError,
     StoreError,
     UnknownCodecError,
-    ValueShapeError,
     ZarrpyError,
 )
 from .api._group import Group, consolidate_metadata
@@ -60,11 +61,13 @@ __version__ = "0.1.0"
 __all__ = [
     "Array",
     "BoundsCheckError",
+    "BroadcastError",
     "ChecksumError",
     "ChunkAlignmentError",
     "ChunkDecodeError",
     "CodecError",
     "DataType",
+    "DataTypeError",
     "DataTypeFamily",
     "Group",
     "GrowableArray",
@@ -82,7 +85,6 @@ __all__ = [
     "SelectionError",
     "StoreError",
     "UnknownCodecError",
-    "ValueShapeError",
     "VirtualArray",
     "VirtualTable",
     "ZarrpyError",

@@ -72,9 +72,14 @@ class SelectionError(ZarrpyError, IndexError):
     """A selection is of a kind zarrpy does not support, or is malformed."""
 
 
-class ValueShapeError(SelectionError, ValueError):
-    """A value written does not broadcast to the selection's shape (a
-    ``ValueError`` too, as numpy's and zarr-python's are)."""
+class DataTypeError(ZarrpyError, TypeError):
+    """A value cannot be written as the array's elements (e.g. a number
+    where a ragged array needs a 1-D vector of numbers)."""
+
+
+class BroadcastError(SelectionError, ValueError):
+    """A value's shape cannot be broadcast to the shape of the selection it
+    is written to (a ``ValueError`` too, as numpy's is)."""
 
 
 class OutTypeError(SelectionError, TypeError):

@@ -63,7 +63,7 @@ def _kind(node) -> str:
 # -- constructors and identity ------------------------------------------------------------
 
 
-def test_create_and_open_on_a_store(store, zarr_format):
+def test_create_and_open_on_a_store(store, zarr_format, tmp_path):
     created = zarrpy.Group.create(store, attributes={"t": [1, "x"]}, zarr_format=zarr_format)
     opened = zarrpy.Group.open(store)
     for g in (created, opened):
@@ -73,7 +73,8 @@ def test_create_and_open_on_a_store(store, zarr_format):
         assert g.attrs.asdict() == {"t": [1, "x"]}
         assert g.store is store
         assert list(g) == [] and len(g) == 0 and g.members() == ()
-    assert created == opened and repr(opened) == "<zarrpy.Group />"
+    where = (tmp_path / "g.zarr").as_uri() if isinstance(store, LocalStore) else f"memory://{store.identity[1]}"
+    assert created == opened and repr(opened) == f"<zarrpy.Group {where}>"
     assert opened.metadata.zarr_format == zarr_format
     keys = set(_contents(store))
     assert keys == ({"zarr.json"} if zarr_format == 3 else {".zgroup", ".zattrs"})
@@ -304,11 +305,11 @@ def test_attributes_persist_after_reopen(tmp_path, zarr_format):
 def test_attributes_that_are_not_json_are_refused_and_nothing_is_written(store, zarr_format):
     root = _build(store, zarr_format)
     before = _contents(store)
-    for bad in (float("nan"), float("inf"), object(), {1, 2}):
+    for bad in (object(), {1, 2}, np.arange(2)):
         with pytest.raises(MetadataError, match="not JSON"):
             root["a"].attrs["bad"] = bad
     with pytest.raises(MetadataError):
-        root.create_group("new", attributes={"bad": float("nan")})
+        root.create_group("new", attributes={"bad": object()})
     assert _contents(store) == before
     assert root["a"].attrs.asdict() == {"k": "a"}
 

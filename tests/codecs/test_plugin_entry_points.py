@@ -164,14 +164,14 @@ def test_plugin_not_imported_until_its_name_is_needed(plugin_site, tmp_path):
     assert not log.exists()
 
 
-def test_plugin_listed_among_known_codecs(plugin_site, tmp_path):
+def test_plugin_offered_among_the_close_names(plugin_site, tmp_path):
     out = run_python("""
         import json
         import zarrpy
         from zarrpy.codecs.registry import codec_from_json, get_codec_class
         cls = get_codec_class("example.xor")
         try:
-            codec_from_json({"name": "still.unknown"})
+            codec_from_json({"name": "example.xro"})
         except zarrpy.UnknownCodecError as exc:
             msg = str(exc)
         else:
@@ -181,8 +181,8 @@ def test_plugin_listed_among_known_codecs(plugin_site, tmp_path):
     """, site=plugin_site)
     assert out["cls"] == "zarrpy_plugin_example:XorCodec"
     assert out["json"] == {"name": "example.xor", "configuration": {"key": 7}}
-    assert out["msg"] is not None and "still.unknown" in out["msg"]
-    assert "example.xor" in out["msg"]  # the plugin's codec is listed as known
+    assert out["msg"] is not None and "'example.xro'" in out["msg"]
+    assert "did you mean 'example.xor'" in out["msg"]  # the plugin's codec is a name that works
     assert "zarrpy.codecs" in out["msg"]
 
 

@@ -412,7 +412,15 @@ def test_bad_json_and_bad_zattrs_name_the_key():
 def test_attributes_that_are_not_json_are_refused_on_write():
     meta = ArrayMetadataV2.from_json(doc(), {"x": 1})
     with pytest.raises(MetadataError, match="attributes"):
-        meta.evolve(attributes={"x": float("nan")}).to_documents()
+        meta.evolve(attributes={"x": object()}).to_documents()
+
+
+def test_non_finite_attributes_are_written_as_zarr_python_writes_them():
+    meta = ArrayMetadataV2.from_json(doc(), {"x": 1})
+    zattrs = meta.evolve(attributes={"nan": float("nan"), "inf": float("inf"), "ninf": -float("inf")}).to_documents()
+    assert json.loads(zattrs[".zattrs"]) == {"nan": pytest.approx(float("nan"), nan_ok=True),
+                                             "inf": float("inf"), "ninf": -float("inf")}
+    assert b"NaN" in zattrs[".zattrs"] and b"-Infinity" in zattrs[".zattrs"]
 
 
 def test_unknown_numcodecs_id_parses_here_and_fails_in_the_conversion():

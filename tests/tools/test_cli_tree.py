@@ -29,21 +29,21 @@ def test_text_tree_shows_layout(hierarchy, capsys):
     assert main(["tree", str(hierarchy)]) == 0
     out = capsys.readouterr().out.splitlines()
     assert out == [
-        "/",
-        "├── sub",
-        "│   ├── deeper",
-        "│   │   └── r (5,) ragged int16 chunks=(5,) numcodecs.vlen-array > zstd:0",
-        "│   ├── s (4,) string chunks=(2,) vlen-utf8 > zstd:0",
-        "│   └── y (100,) float32 chunks=(10,) shards=(50,) bytes > zstd:3 > crc32c",
-        "└── x (2, 3) uint16 chunks=(1, 3) bytes > zstd:0",
+        "/ V3",
+        "├── sub V3",
+        "│   ├── deeper V3",
+        "│   │   └── r V3 (5,) ragged int16 chunks=(5,) numcodecs.vlen-array > zstd:0",
+        "│   ├── s V3 (4,) string chunks=(2,) vlen-utf8 > zstd:0",
+        "│   └── y V3 (100,) float32 chunks=(10,) shards=(50,) bytes > zstd:3 > crc32c",
+        "└── x V3 (2, 3) uint16 chunks=(1, 3) bytes > zstd:0",
     ]
 
 
 def test_depth_limits_the_levels(hierarchy, capsys):
     assert main(["tree", str(hierarchy), "--depth", "1"]) == 0
-    assert capsys.readouterr().out.splitlines() == ["/", "├── sub", "└── x (2, 3) uint16 chunks=(1, 3) bytes > zstd:0"]
+    assert capsys.readouterr().out.splitlines() == ["/ V3", "├── sub V3", "└── x V3 (2, 3) uint16 chunks=(1, 3) bytes > zstd:0"]
     assert main(["tree", str(hierarchy), "--depth", "0"]) == 0
-    assert capsys.readouterr().out.splitlines() == ["/"]
+    assert capsys.readouterr().out.splitlines() == ["/ V3"]
     doc = tree_document(zarrpy.open_group(str(hierarchy)), depth=2)
     sub = next(m for m in doc["members"] if m["name"] == "sub")
     deeper = next(m for m in sub["members"] if m["name"] == "deeper")
@@ -69,18 +69,18 @@ def test_an_array_and_a_v2_group(tmp_path, capsys):
     g = zarrpy.open_group(str(tmp_path / "v2.zarr"), mode="w", zarr_format=2)
     g.create_array("a", shape=(6, 4), dtype=">i8", chunks=(3, 2), order="F")
     assert main(["tree", str(tmp_path / "v2.zarr")]) == 0
-    assert capsys.readouterr().out.splitlines() == ["/", "└── a (6, 4) int64 chunks=(3, 2) transpose > bytes:big > zstd:0"]
+    assert capsys.readouterr().out.splitlines() == ["/ V2", "└── a V2 (6, 4) int64 chunks=(3, 2) transpose > bytes:big > zstd:0"]
     assert main(["tree", str(tmp_path / "v2.zarr"), "--path", "a", "--json"]) == 0
     doc = json.loads(capsys.readouterr().out)
     assert doc["node_type"] == "array" and doc["path"] == "/a" and doc["zarr_format"] == 2
     assert main(["tree", str(tmp_path / "v2.zarr"), "--path", "a"]) == 0
-    assert capsys.readouterr().out.strip() == "/a (6, 4) int64 chunks=(3, 2) transpose > bytes:big > zstd:0"
+    assert capsys.readouterr().out.strip() == "/a V2 (6, 4) int64 chunks=(3, 2) transpose > bytes:big > zstd:0"
 
 
 def test_ascii_drawing_where_the_output_cannot_encode_box_characters(hierarchy):
     doc = tree_document(zarrpy.open_group(str(hierarchy)), depth=1)
     stream = io.TextIOWrapper(io.BytesIO(), encoding="ascii")
-    assert tree_text(doc, stream).splitlines() == ["/", "|-- sub", "`-- x (2, 3) uint16 chunks=(1, 3) bytes > zstd:0"]
+    assert tree_text(doc, stream).splitlines() == ["/ V3", "|-- sub V3", "`-- x V3 (2, 3) uint16 chunks=(1, 3) bytes > zstd:0"]
 
 
 def test_a_missing_node_is_one_error_line(tmp_path, capsys):

@@ -248,13 +248,86 @@ def test_to_zarr_refuses_what_it_cannot_write(threads, tmp_path):
         zd.to_zarr(x, z, region=(slice(0, 3),))
     with pytest.raises(ValueError, match="step"):
         zd.to_zarr(da.arange(3, chunks=3), z, region=(slice(0, 6, 2),))
-    with pytest.raises(ValueError, match="existing array"):
+    with pytest.raises(zarrpy.NodeNotFoundError, match="existing array"):  # region= means mode 'r+'
         zd.to_zarr(x, tmp_path / "b.zarr", region=(slice(0, 6),))
+    with pytest.raises(ValueError, match="existing array, and there is none"):
+        zd.to_zarr(x, tmp_path / "b.zarr", region=(slice(0, 6),), mode="a")
+    assert not (tmp_path / "b.zarr").exists()
     with pytest.raises(TypeError, match="shards"):
         zd.to_zarr(x, z, shards=(6,))
     with pytest.raises(zarrpy.ReadOnlyError, match="mode='r\\+'"):
         zd.to_zarr(x, zarrpy.open_array(tmp_path / "a.zarr"))
     assert z.nchunks_initialized == 0
+
+
+def test_mode_w_replaces_and_the_hint_names_real_arguments(threads, tmp_path):
+    x = da.arange(6, dtype="int32", chunks=3)
+    zd.to_zarr(x, tmp_path / "a.zarr")
+    with pytest.raises(zarrpy.NodeExistsError, match="mode='w'") as exc_info:
+        zd.to_zarr(x * 2, tmp_path / "a.zarr")
+    assert "overwrite=True" not in str(exc_info.value)
+    zd.to_zarr(x * 2, tmp_path / "a.zarr", mode="w", chunks=(1,))  # the hint's argument works
+    z = zarrpy.open_array(tmp_path / "a.zarr")
+    assert z.chunks == (1,)
+    np.testing.assert_array_equal(z[...], np.arange(6) * 2)
+    zd.to_zarr(x * 3, tmp_path / "a.zarr", overwrite=True)  # dask's older spelling
+    np.testing.assert_array_equal(zarrpy.open_array(tmp_path / "a.zarr")[...], np.arange(6) * 3)
+    with pytest.raises(zarrpy.NodeExistsError, match="mode='w'"):
+        zd.to_zarr(x, tmp_path / "a.zarr", mode="w-")
+
+
+def test_mode_a_and_r_plus_write_into_the_array_there(threads, tmp_path):
+    x = da.arange(6, dtype="int32", chunks=3)
+    zd.to_zarr(x, tmp_path / "g.zarr", path="a", mode="a")  # nothing there: created
+    zd.to_zarr(x * 10, tmp_path / "g.zarr", path="a", mode="a")  # there: written into
+    z = zarrpy.open_array(tmp_path / "g.zarr", path="a")
+    np.testing.assert_array_equal(z[...], np.arange(6) * 10)
+    zd.to_zarr(da.zeros(3, dtype="int32", chunks=3), tmp_path / "g.zarr", path="a", mode="r+", region=(slice(3, 6),))
+    np.testing.assert_array_equal(z[...], [0, 10, 20, 0, 0, 0])
+    zd.to_zarr(da.ones(3, dtype="int32", chunks=3), tmp_path / "g.zarr", path="a", region=(slice(0, 3),))
+    np.testing.assert_array_equal(z[...], [1, 1, 1, 0, 0, 0])  # region= alone means mode 'r+'
+    with pytest.raises(zarrpy.NodeNotFoundError, match="mode='r\\+'"):
+        zd.to_zarr(x, tmp_path / "g.zarr", path="nope", mode="r+")
+    with pytest.raises(TypeError, match="chunks"):
+        zd.to_zarr(x, tmp_path / "g.zarr", path="a", mode="a", chunks=(2,))
+    with pytest.raises(ValueError, match="does not fit"):
+        zd.to_zarr(da.arange(4, chunks=2), tmp_path / "g.zarr", path="a", mode="a")
+    np.testing.assert_array_equal(z[...], [1, 1, 1, 0, 0, 0])  # refused writes stored nothing
+    zarrpy.open_group(tmp_path / "grp.zarr", mode="w")
+    with pytest.raises(zarrpy.NodeExistsError, match="not an array"):
+        zd.to_zarr(x, tmp_path / "grp.zarr", mode="a")
+
+
+@pytest.mark.parametrize("kwargs, match", [
+    (dict(mode="r"), "read-only"), (dict(mode="x"), "mode must be"),
+    (dict(mode="a", overwrite=True), "overwrite=True means mode='w'"),
+])
+def test_modes_that_do_not_write_are_refused(kwargs, match, threads, tmp_path):
+    with pytest.raises(ValueError, match=match):
+        zd.to_zarr(da.arange(6, chunks=3), tmp_path / "a.zarr", **kwargs)
+    assert not (tmp_path / "a.zarr").exists()
+
+
+def test_an_array_given_is_written_into_whatever_the_mode_but_w(threads):
+    z = zarrpy.create_array({}, shape=(6,), dtype="int32", chunks=(3,))
+    zd.to_zarr(da.arange(6, dtype="int32", chunks=3), z, mode="r+")
+    zd.to_zarr(da.arange(6, dtype="int32", chunks=3) + 1, z, mode="a")
+    np.testing.assert_array_equal(z[...], np.arange(6) + 1)
+    with pytest.raises(ValueError, match="existing zarrpy.Array"):
+        zd.to_zarr(da.arange(6, dtype="int32", chunks=3), z, mode="w")
+
+
+def test_matches_dask_to_zarr_with_zarr_python(threads, tmp_path):
+    """What dask's own to_zarr (through zarr-python) stores with mode='w', zarrpy's stores too."""
+    pytest.importorskip("zarr")
+    x = da.from_array(numbers((6, 4)), chunks=(3, 2))
+    da.to_zarr(x, str(tmp_path / "ref.zarr"), mode="w")
+    zd.to_zarr(x, tmp_path / "ours.zarr", mode="w")
+    da.to_zarr(x + 1, str(tmp_path / "ref.zarr"), mode="w")
+    zd.to_zarr(x + 1, tmp_path / "ours.zarr", mode="w")
+    ours, ref = zarrpy.open_array(tmp_path / "ours.zarr"), zarrpy.open_array(tmp_path / "ref.zarr")
+    assert (ours.shape, ours.chunks, ours.dtype) == (ref.shape, ref.chunks, ref.dtype)
+    np.testing.assert_array_equal(ours[...], ref[...])
 
 
 def test_a_given_synchronizer_reopens_the_array_with_it(threads, tmp_path):

@@ -459,7 +459,7 @@ def test_modes(tmp_path):
     to_zarrpy(ds[["count"]], tmp_path / "m.zarr", mode="w")
     assert set(xr.open_dataset(tmp_path / "m.zarr", engine="zarrpy").data_vars) == {"count"}
     with pytest.raises(ValueError, match="mode must be"):
-        to_zarrpy(ds, tmp_path / "m.zarr", mode="a")
+        to_zarrpy(ds, tmp_path / "m.zarr", mode="x")
 
 
 def test_bad_encodings_are_refused_before_writing(tmp_path):

@@ -11,7 +11,7 @@ import copy
 import functools
 import itertools
 import math
-from typing import Any, Callable, Iterable, Iterator, Mapping, Sequence
+from typing import Any, Callable, Iterable, Iterator, Literal, Mapping, Sequence
 
 import numpy as np
 import numpy.typing as npt
@@ -30,7 +30,7 @@ from ..pipeline.convert import v2_to_v3
 from ..pipeline.values import coerce_value, ragged_rows, user_fill
 from ..stores.abc import Store
 from ._buffer_fit import Buffer, read_into
-from ._info import ArrayInfo
+from ._info import ArrayInfo, dtype_text
 from ._node import ARRAY_METADATA, Node, location, read_metadata
 
 
@@ -222,7 +222,9 @@ class Array(Node[ArrayMetadata]):
 
     # -- what is stored: one listing each, never a chunk read ------------
     def stored_chunk_keys(self) -> list[str]:
-        """Keys of the chunks present in the store (shards, when sharded)."""
+        """Keys of the chunks present in the store (shards, when sharded),
+        sorted by chunk coordinates (row-major: ``c/0/9`` before ``c/1/0``,
+        ``c/2`` before ``c/10``) on every store, whatever order it lists in."""
         return [chunk.key for chunk in self._io.stored_keys()]
 
     def _stored_sizes(self) -> StoredSizes:
@@ -265,7 +267,15 @@ class Array(Node[ArrayMetadata]):
         return ArrayInfo.of(self, complete=True)
 
     def __repr__(self) -> str:
-        return f"<zarrpy.Array {self.name} shape={self.shape} dtype={self.dtype}>"
+        return f"<zarrpy.Array {self._where} shape={self.shape} dtype={dtype_text(self)}>"
+
+    @property
+    def order(self) -> Literal["C", "F"]:
+        """The memory order of the chunks as stored: a V2 array's ``order``
+        ("C" or "F"); "C" for V3, whose chunks are C order (a ``transpose``
+        filter stores another), as zarr-python's default."""
+        order = getattr(self._metadata, "order", "C")
+        return "F" if order == "F" else "C"
 
     @property
     def metadata(self) -> ArrayMetadata:

@@ -20,6 +20,7 @@ from ._array import Array
 from ._node import NODE_KEYS, location, write_metadata
 from ..core.paths import METADATA_KEY, check_new_node_path, join_key
 from ..pipeline.convert import v3_to_v2
+from ..pipeline.values import ragged_elements
 from ..codecs.abc import ArrayToArrayCodec, ArrayToBytesCodec, BytesToBytesCodec, ChunkSpec, Codec
 from ..codecs.aliases import CODEC_ALIASES
 from ..codecs.chain import CodecChain
@@ -394,6 +395,8 @@ def create_array_at(store: Store, path: str, *, overwrite: bool, write_empty_chu
     """Create the array at ``path`` of ``store`` (see :func:`zarrpy.create_array`):
     validate everything, then make room for the node, write its metadata and
     ``data`` (if given)."""
+    if data is not None and kwargs.get("shape") is None and _names_vlen_array(kwargs.get("serializer")):
+        kwargs["shape"] = ragged_elements(data, np.dtype(kwargs.get("dtype") or "float64")).shape
     if data is not None and (kwargs.get("shape") is None or kwargs.get("dtype") is None):
         inferred = as_data_array(data)
         if kwargs.get("shape") is None:

@@ -21,9 +21,9 @@ from ._array import Array
 from ..core._typing import ShapeLike
 from ..core.dtypes import DataType
 from ..core.dtypes.data_type import DTypeLike
-from ._info import GroupInfo
+from ._info import GroupInfo, dtype_text
 from ..core.paths import join_key, names_a_document, normalize_path
-from ..errors import MetadataError, NodeExistsError, NodeNotFoundError, ReadOnlyError
+from ..errors import MetadataError, NodeExistsError, NodeNotFoundError, ReadOnlyError, StoreError
 from ..metadata.consolidated import (
     CONSOLIDATED_MEMBER,
     ZMETADATA_KEY,
@@ -33,7 +33,7 @@ from ..metadata.consolidated import (
     load_consolidated,
     parse_consolidated_v3,
 )
-from ..metadata.nodes import ARRAY_METADATA, AnyMetadata, GroupMetadata
+from ..metadata.nodes import ARRAY_METADATA, NODE_DOCUMENTS, AnyMetadata, GroupMetadata
 from ..metadata.v2 import ArrayMetadataV2, GroupMetadataV2
 from ..metadata.v3 import GroupMetadataV3
 from ..pipeline.cache_hook import ChunkCache
@@ -43,6 +43,11 @@ from ..stores.abc import READ_ONLY_HINT, Store
 from ..stores._store_like import StoreLike
 
 _T = TypeVar("_T")
+_N = TypeVar("_N", Array, "Group")
+
+
+def _an(word: str) -> str:
+    return f"an {word}" if word[0] in "aeiou" else f"a {word}"
 
 
 class Group(Node[GroupMetadata]):
@@ -222,6 +227,43 @@ class Group(Node[GroupMetadata]):
             # (rewritten from the live hierarchy) rather than list a phantom.
             consolidate_metadata(self)
 
+    def move(self, source: str, dest: str) -> None:
+        """Move the member ``source`` (an array, or a group with everything
+        below it) to ``dest``, both paths relative to this group, within its
+        store. Missing parents of ``dest`` become groups.
+
+        Refused before anything changes: NodeNotFoundError if there is no
+        ``source``; NodeExistsError if ``dest`` is a node (or holds keys), lies
+        inside ``source`` or inside an array; StoreError on a store that cannot
+        delete (a zip archive). The keys are copied (the node's own documents
+        last, so ``dest`` is a node only once complete), then removed from
+        ``source``. Consolidated metadata this group holds is rewritten from the
+        live hierarchy, as after a delete.
+        """
+        self._check_writable()
+        src, dst = self._child_path(source), self._child_path(dest)
+        self._check_move(src, dst)
+        prepare_node(self._store, dst, overwrite=False, zarr_format=self.zarr_format)
+        self._consolidated = None  # the snapshot no longer describes the hierarchy
+        _move_keys(self._store, src, dst)
+        if self._holds_consolidated_metadata():
+            consolidate_metadata(self)
+
+    def _check_move(self, src: str, dst: str) -> None:
+        """Refuse a move of ``src`` to ``dst`` that cannot be done whole."""
+        store = self._store
+        if not node_exists(store, src):
+            raise NodeNotFoundError(f"cannot move: no array or group at {location(store, src)}")
+        if dst == src or dst.startswith(src + "/"):
+            raise NodeExistsError(f"cannot move {location(store, src)} to {'/' + dst!r}: "
+                                  "the destination lies inside the source")
+        if node_exists(store, dst) or next(iter(store.list_prefix(join_key(dst, ""))), None) is not None:
+            raise NodeExistsError(f"cannot move {'/' + src!r} to {location(store, dst)}: something is there already; "
+                                  "delete it first (del group[name])")
+        if not store.supports_deletes:
+            raise StoreError(f"cannot move {'/' + src!r} in {store.display_name!r}: the store cannot delete keys, "
+                             "so the source would stay; copy the node instead (zarrpy cp)")
+
     def _holds_consolidated_metadata(self) -> bool:
         """Does this group's own stored metadata carry consolidated metadata?"""
         if isinstance(self._metadata, GroupMetadataV3):
@@ -241,6 +283,8 @@ class Group(Node[GroupMetadata]):
         ``max_depth=0`` lists direct children; ``None`` the whole hierarchy
         (names are then paths relative to this group).
         """
+        if max_depth is not None and (isinstance(max_depth, bool) or not isinstance(max_depth, int) or max_depth < 0):
+            raise ValueError(f"max_depth must be None or an integer >= 0, got {max_depth!r}")
         if self._consolidated is not None:
             snapshot = self._consolidated
             found = [FoundNode(rel, snapshot[rel]) for rel in snapshot
@@ -249,6 +293,34 @@ class Group(Node[GroupMetadata]):
             found = walk_metadata(self._store, self._path, max_depth=max_depth)
         return tuple((rel, self._node(rel, meta)) for rel, meta in sorted(found, key=lambda item: item.rel))
 
+    def nmembers(self, max_depth: int | None = 0) -> int:
+        """The number of members: direct children (``max_depth=0``), every
+        node below (None), or those at most ``max_depth`` levels below them."""
+        return len(self.members(max_depth=max_depth))
+
+    def get_array(self, path: str) -> Array:
+        """The array at ``path`` (relative; may name a subgroup's member).
+        NodeNotFoundError if there is no node there, or a group."""
+        return self._get_member(path, Array)
+
+    def get_group(self, path: str) -> Group:
+        """The group at ``path`` (relative; may name a subgroup's member).
+        NodeNotFoundError if there is no node there, or an array."""
+        return self._get_member(path, Group)
+
+    def _get_member(self, path: str, kind: type[_N]) -> _N:
+        """The member at ``path`` if it is a ``kind``, else NodeNotFoundError naming what is there."""
+        wanted = kind.__name__.lower()
+        try:
+            node = self[path]
+        except KeyError:
+            raise NodeNotFoundError(f"no {wanted} at {location(self._store, self._child_path(path))}") from None
+        if not isinstance(node, kind):
+            other = "group" if isinstance(node, Group) else "array"
+            raise NodeNotFoundError(f"{location(self._store, node.path)} holds {_an(other)}, not {_an(wanted)}; "
+                                    f"use get_{other}")
+        return node
+
     def arrays(self) -> tuple[tuple[str, Array], ...]:
         """The direct member arrays as ``(name, array)`` pairs, sorted by name."""
         return tuple((n, m) for n, m in self.members() if isinstance(m, Array))
@@ -256,6 +328,14 @@ class Group(Node[GroupMetadata]):
     def groups(self) -> tuple[tuple[str, Group], ...]:
         """The direct member groups as ``(name, group)`` pairs, sorted by name."""
         return tuple((n, m) for n, m in self.members() if isinstance(m, Group))
+
+    def array_values(self) -> tuple[Array, ...]:
+        """The direct member arrays, sorted by name."""
+        return tuple(m for _, m in self.arrays())
+
+    def group_values(self) -> tuple[Group, ...]:
+        """The direct member groups, sorted by name."""
+        return tuple(m for _, m in self.groups())
 
     def array_keys(self) -> list[str]:
         """Names of the direct member arrays, sorted."""
@@ -284,6 +364,10 @@ class Group(Node[GroupMetadata]):
         if not isinstance(node, Group):
             raise NodeExistsError(f"{location(self._store, node.path)} is an array, not a group")
         return node
+
+    def require_groups(self, *names: str) -> tuple[Group, ...]:
+        """:meth:`require_group` for each of ``names``, in order."""
+        return tuple(self.require_group(name) for name in names)
 
     def require_array(self, name: str, *, shape: ShapeLike, dtype: DTypeLike | None = None, exact: bool = False,
                       **kwargs: Any) -> Array:
@@ -322,9 +406,38 @@ class Group(Node[GroupMetadata]):
             depth = name.count("/")
             label = name.rsplit("/", 1)[-1]
             if isinstance(node, Array):
-                label += f" {node.shape} {node.dtype}"
+                label += f" {node.shape} {dtype_text(node)}"
             lines.append("  " * (depth + 1) + label)
         return "\n".join(lines)
+
+
+_MOVE_BATCH = 256
+"""Keys copied per batched read while moving a node."""
+
+
+def _move_keys(store: Store, src: str, dst: str) -> None:
+    """Copy every key below ``src`` to the same place below ``dst``, the node's
+    own documents last, then delete them below ``src`` (its documents first,
+    so it stops being a node at once). A failed copy removes what it wrote."""
+    prefix = join_key(src, "")
+    documents = {join_key(src, name) for name in NODE_DOCUMENTS}
+    keys = sorted(store.list_prefix(prefix), key=lambda k: k in documents)  # documents last
+    written: list[str] = []
+    try:
+        for start in range(0, len(keys), _MOVE_BATCH):
+            batch = keys[start:start + _MOVE_BATCH]
+            for key, value in zip(batch, store.get_partial_values([(k, None) for k in batch])):
+                if value is not None:  # gone since the listing: nothing to move
+                    new = join_key(dst, key[len(prefix):])
+                    store.set(new, value)
+                    written.append(new)
+    except BaseException:
+        for key in reversed(written):
+            store.delete(key)
+        raise
+    for key in sorted(documents & set(keys)):
+        store.delete(key)
+    store.delete_prefix(prefix)
 
 
 def _dtype_matches(array: Array, dtype: DTypeLike, exact: bool) -> bool:

@@ -13,6 +13,11 @@ import math
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+import numpy as np
+
+from ..core.dtypes import DataType
+from ..core.dtypes.optional import inner_type, is_optional
+
 if TYPE_CHECKING:
     from ._array import Array
     from ._group import Group
@@ -58,6 +63,33 @@ def human_bytes(n: int) -> str:
     return f"{n} ({value:.1f}{unit})"
 
 
+_SHORT_NAMES = {"variable_length_bytes": "bytes"}
+"""Printed names that differ from the Zarr V3 name: the spelling ``dtype=`` takes."""
+
+
+def data_type_text(data_type: DataType, ragged: np.dtype | None = None) -> str:
+    """A data type as zarrpy prints it everywhere (``Array.info``, ``Group.tree()``,
+    every CLI command): its Zarr V3 name (``int32``, ``string``; ``bytes`` for
+    ``variable_length_bytes``), with its configuration when it has one
+    (``numpy.datetime64(unit='ns', scale_factor=1)``), ``optional int16`` for
+    zarrs' nullable type and ``ragged int32`` for 1-D vectors of ``ragged``
+    elements -- never numpy's spelling (``StringDType()``, ``>i4``), which
+    depends on the format and the numpy version rather than on the stored type."""
+    if ragged is not None:
+        return f"ragged {data_type_text(DataType.from_numpy(ragged))}"
+    if is_optional(data_type):
+        return f"optional {data_type_text(inner_type(data_type))}"
+    doc = data_type.to_json()
+    if not isinstance(doc, dict) or not doc.get("configuration"):
+        return _SHORT_NAMES.get(data_type.name, data_type.name)
+    return _codec_text(doc)
+
+
+def dtype_text(array: Array) -> str:
+    """``array``'s element type as :func:`data_type_text` prints it."""
+    return data_type_text(array._v3.data_type, array._io.form.ragged)
+
+
 def _codec_text(codec_json: dict[str, Any]) -> str:
     config = codec_json.get("configuration") or {}
     return f"{codec_json['name']}({', '.join(f'{k}={v!r}' for k, v in config.items())})"
@@ -93,7 +125,7 @@ class ArrayInfo(_Info):
             "name": a.name,
             "type": "Array",
             "zarr_format": a.zarr_format,
-            "data_type": v3.data_type.name,
+            "data_type": dtype_text(a),
             "fill_value": v3.data_type.fill_to_json(a.fill_value),
             "shape": a.shape,
         }
@@ -162,4 +194,4 @@ def _table(fields: dict[str, Any]) -> str:
     return "\n".join(f"{label.ljust(width)} : {value}" for label, value in rows)
 
 
-__all__ = ["ArrayInfo", "GroupInfo", "human_bytes"]
+__all__ = ["ArrayInfo", "GroupInfo", "data_type_text", "dtype_text", "human_bytes"]

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import MutableMapping
+from collections.abc import Mapping, MutableMapping
 from typing import Any, Callable, Generic, Iterator, NamedTuple, Protocol, Self, TypeVar
 
 from ..core.paths import METADATA_KEY, V2_KEYS, ZARRAY_KEY, ZGROUP_KEY, join_key
@@ -12,6 +12,7 @@ from ..metadata.nodes import ARRAY_METADATA as ARRAY_METADATA  # re-exported for
 from ..metadata.nodes import NODE_DOCUMENTS, AnyMetadata, NodeDocuments
 from ..metadata.v2 import GroupMetadataV2
 from ..stores.abc import READ_ONLY_HINT, Store
+from ..stores.memory import MemoryStore
 
 NODE_KEYS = (METADATA_KEY, ZARRAY_KEY, ZGROUP_KEY)
 """Keys whose presence makes a path a node (V3 or V2)."""
@@ -29,6 +30,20 @@ def read_metadata(store: Store, path: str, zarr_format: int | None = None) -> An
     NodeNotFoundError if neither is there (in the format asked for).
     """
     return read_node(store, path, zarr_format).metadata
+
+
+def node_url(store: Store, path: str) -> str:
+    """The store's URL with the node path appended, for reprs. A store with
+    no URL (a ``MemoryStore``) is ``memory://<id of its dict>``, as in
+    zarr-python; any other is named as messages name it."""
+    base = store.url
+    if base is None:
+        identity = store.identity  # ("memory", id of the dict) for a MemoryStore
+        if isinstance(store, MemoryStore) and isinstance(identity, tuple):
+            base = f"memory://{identity[1]}"
+        else:
+            base = store.display_name
+    return f"{base.rstrip('/')}/{path}" if path else base
 
 
 class StoredNode(NamedTuple):
@@ -222,6 +237,12 @@ class Node(Generic[M]):
         """User attributes; every change is written to ``zarr.json`` at once."""
         return Attributes(lambda: self._metadata.attributes, self._put_attributes)
 
+    def update_attributes(self, new_attributes: Mapping[str, Any]) -> Self:
+        """Merge ``new_attributes`` into the attributes (one metadata write)
+        and return this node, as zarr-python's ``update_attributes`` does."""
+        self.attrs.update(new_attributes)
+        return self
+
     def _put_attributes(self, attrs: dict[str, Any]) -> None:
         self._write_metadata(self._metadata.evolve(attributes=attrs))
 
@@ -232,12 +253,27 @@ class Node(Generic[M]):
 
     def _check_writable(self) -> None:
         if self._read_only:
-            # A read-only store knows its own remedy (a zip opened with mode='r').
-            hint = self._store.read_only_hint if self._store.read_only else READ_ONLY_HINT
-            raise ReadOnlyError(f"{self._kind} {self.name!r} in {self._store.display_name!r} is read-only: {hint}")
+            raise ReadOnlyError(f"{self._kind} {self.name!r} in {self._store.display_name!r} is read-only: "
+                                + self._read_only_hint())
+
+    def _read_only_hint(self) -> str:
+        """How to get write access to this node: a read-only store's own
+        remedy when it has one (a zip opened with mode='r'), else the
+        opener of this kind of node with a writing mode."""
+        if self._store.read_only and self._store.read_only_hint != READ_ONLY_HINT:
+            return self._store.read_only_hint
+        default = " (zarrpy.open_array's default)" if self._kind == "array" else ""
+        return (f"it was opened with mode='r'{default} or on a read-only store; "
+                f"open it with zarrpy.open_{self._kind}(..., mode='r+') (or 'a') on a writable store to write")
+
+    @property
+    def _where(self) -> str:
+        """Where the node lives, as zarr-python's repr shows it: the store's
+        URL and the node path (``file:///data/x.zarr/a``, ``memory://…/a``)."""
+        return node_url(self._store, self._path)
 
     def __repr__(self) -> str:
-        return f"<zarrpy.{type(self).__name__} {self.name}>"
+        return f"<zarrpy.{type(self).__name__} {self._where}>"
 
     __hash__ = object.__hash__
 

@@ -20,9 +20,10 @@ from ._group import Group
 from ._node import location, read_node
 from ..core.paths import normalize_path
 from ..metadata.nodes import ARRAY_METADATA
-from ..errors import NodeExistsError, NodeNotFoundError
+from ..errors import NodeExistsError, NodeNotFoundError, ReadOnlyError
 from ..stores import store_from_url
-from ..stores.abc import Store
+from ..stores.abc import READ_ONLY_HINT, Store
+from ..stores.zip import ZipStore
 from ..stores._store_like import StoreLike
 from ..codecs.user_forms import CompressorsLike, FiltersLike, SerializerLike
 from ..core._typing import ArrayValueLike, ChunksLike, ShapeLike, ShardsLike
@@ -42,8 +43,27 @@ def _check_mode(mode: str) -> None:
         raise ValueError(f"mode must be one of {_MODES}, got {mode!r}")
 
 
-def _store(store: StoreLike, storage_options: dict[str, Any] | None, mode: str = "a") -> Store:
-    return store_from_url(store, storage_options=storage_options, read_only=(mode == "r"))
+def _store(store: StoreLike, storage_options: dict[str, Any] | None, mode: str, action: str = "open") -> Store:
+    """The store for ``store``, read-only for mode ``r``. A writing mode on a
+    store that is read-only itself (a Store made with ``read_only=True``, a
+    zip file given by path) is refused here, as zarr-python does, rather than
+    at the first write."""
+    s = store_from_url(store, storage_options=storage_options, read_only=(mode == "r"), mode=mode)
+    if mode != "r" and s.read_only:
+        raise _read_only_store(s, mode, action, given=isinstance(store, Store))
+    return s
+
+
+def _read_only_store(store: Store, mode: str, action: str, *, given: bool) -> ReadOnlyError:
+    """The error for ``action`` ("open", "create an array in" ...) with a
+    writing ``mode`` on a read-only store: names both, and the remedy
+    (``given``: the user passed this Store object, not a path or URL)."""
+    hint = store.read_only_hint
+    if hint == READ_ONLY_HINT:  # the store object itself was made read-only: no mode helps
+        hint = "pass a writable store (not read_only=True), or open with mode='r' to read"
+    if not given and isinstance(store, ZipStore):
+        hint = "a zip file given by path opens read-only; pass ZipStore(path, mode='a') as the store to write to it"
+    return ReadOnlyError(f"cannot {action} {store.display_name!r} with mode={mode!r}: the store is read-only; {hint}")
 
 
 def _refuse_other_format(store: Store, path: str, zarr_format: int | None) -> None:
@@ -93,7 +113,7 @@ def create_array(
     ``cache`` and ``synchronizer``: as for :func:`open_array`.
     """
     return create_array_at(
-        _store(store, storage_options),
+        _store(store, storage_options, "w" if overwrite else "w-", "create an array in"),
         normalize_path(name),
         shape=shape, dtype=dtype, chunks=chunks, shards=shards, filters=filters,
         compressors=compressors, serializer=serializer, fill_value=fill_value,
@@ -198,14 +218,14 @@ def create_group(store: StoreLike, *, path: str | None = None, attributes: dict[
                  overwrite: bool = False, storage_options: dict[str, Any] | None = None,
                  zarr_format: int = 3) -> Group:
     """Create a new group (``overwrite=True`` replaces an existing node)."""
-    return Group.create(_store(store, storage_options), normalize_path(path), attributes=attributes,
-                        overwrite=overwrite, zarr_format=zarr_format)
+    s = _store(store, storage_options, "w" if overwrite else "w-", "create a group in")
+    return Group.create(s, normalize_path(path), attributes=attributes, overwrite=overwrite, zarr_format=zarr_format)
 
 
 def open(
     store: StoreLike | None = None,
     *,
-    mode: str = "a",
+    mode: str | None = None,
     path: str | None = None,
     zarr_format: int | None = None,
     storage_options: dict[str, Any] | None = None,
@@ -217,10 +237,17 @@ def open(
     """Open whatever node is at ``path`` (array or group). When nothing is
     there and ``mode`` allows, create an array if ``shape`` is given, else a group.
     ``use_consolidated`` applies to a group, as in :func:`open_group`;
-    ``cache`` and ``synchronizer`` to both (see :func:`open_array`)."""
-    _check_mode(mode)
+    ``cache`` and ``synchronizer`` to both (see :func:`open_array`).
+    ``mode`` None (the default, as in zarr-python) is ``r`` on a read-only
+    store (a zip file given by path, a Store made read-only) and ``a`` otherwise."""
+    if mode is not None:
+        _check_mode(mode)
     _check_format(zarr_format)
-    s = _store(store if store is not None else {}, storage_options, mode)
+    if mode is None:
+        s = store_from_url(store if store is not None else {}, storage_options=storage_options, mode="a")
+        mode = "r" if s.read_only else "a"
+    else:
+        s = _store(store if store is not None else {}, storage_options, mode)
     p = normalize_path(path)
     try:
         metadata, zmetadata = read_node(s, p, zarr_format, zmetadata=use_consolidated is not False)

@@ -7,6 +7,15 @@ from typing import Any, Mapping
 from ..errors import CodecError
 
 
+def did_you_mean(names: list[str]) -> str:
+    """``"; did you mean 'a', 'b' or 'c'?"`` for ``names``, or ``""`` when there are none."""
+    if not names:
+        return ""
+    quoted = [repr(n) for n in names]
+    listed = quoted[0] if len(quoted) == 1 else f"{', '.join(quoted[:-1])} or {quoted[-1]}"
+    return f"; did you mean {listed}?"
+
+
 def check_keys(
     codec: str,
     config: Mapping[str, Any] | None,

@@ -70,6 +70,7 @@ numcodecs and their output checked after.
 from __future__ import annotations
 
 import copy
+import difflib
 import importlib
 import math
 import threading
@@ -81,6 +82,7 @@ from ..core.array_bytes import ArrayBytes
 from ..core.dtypes import DataType
 from ..errors import ChunkDecodeError, CodecError, MetadataError, UnknownCodecError
 from ._compressors import BOUNDED
+from ._config import did_you_mean
 from ._limits import max_decoded_nbytes, too_large
 from .abc import ArrayToArrayCodec, ArrayToBytesCodec, BytesToBytesCodec, ChunkSpec, Codec
 
@@ -185,6 +187,15 @@ def from_numcodecs(codec: Any) -> Codec:
     return codec_from_any(codec)
 
 
+def adapted_names() -> list[str]:
+    """Every ``numcodecs.<id>`` name the adapter takes: numcodecs' registered
+    ids (entry points included), less the ones zarrpy refuses."""
+    import numcodecs.registry as ncr
+
+    ids = set(ncr.codec_registry) | set(ncr.entries)
+    return sorted(PREFIX + codec_id for codec_id in ids - set(_REFUSED))
+
+
 def _check_package(codec_id: str) -> None:
     """UnknownCodecError saying what to install when ``codec_id`` is one of
     numcodecs' codecs that live in another package (numcodecs registers them
@@ -204,9 +215,10 @@ def _check_known(codec_id: str) -> None:
     import numcodecs.registry as ncr
 
     if codec_id not in ncr.codec_registry and codec_id not in ncr.entries:
+        close = difflib.get_close_matches(PREFIX + codec_id, adapted_names(), n=3, cutoff=0.75)
         raise UnknownCodecError(
             f"unknown codec {PREFIX + codec_id!r}: numcodecs has no codec with id {codec_id!r} "
-            "(neither built in nor registered through the 'numcodecs.codecs' entry points)"
+            f"(neither built in nor registered through the 'numcodecs.codecs' entry points){did_you_mean(close)}"
         )
 
 

@@ -30,6 +30,7 @@ the adapter, whose classes declare their id too.
 
 from __future__ import annotations
 
+import difflib
 import importlib
 import threading
 from importlib.metadata import entry_points
@@ -37,6 +38,7 @@ from types import MappingProxyType
 from typing import Any, Mapping
 
 from ..errors import CodecError, UnknownCodecError
+from ._config import did_you_mean
 from .abc import Codec
 from .aliases import CODEC_ALIASES
 
@@ -71,9 +73,14 @@ _BUILTIN: dict[str, str] = {
 
 # Codecs other implementations write that zarrpy cannot read, and why: named
 # in the error instead of "unknown codec" (a plugin may still provide one).
+_NOT_YET = "registered in zarr-extensions and not implemented in zarrpy yet"
 _UNSUPPORTED: dict[str, str] = {
     "zarrs.gdeflate": "no Python implementation exists (zarrs' GDeflate, nvCOMP's GPU-friendly "
     "deflate variant; no maintained Python binding is on PyPI)",
+    "cast_value": _NOT_YET,
+    "scale_offset": _NOT_YET,
+    "n5_default": _NOT_YET,
+    "conditional": _NOT_YET,
 }
 
 # Native implementations of names in a prefix family. Like the family's
@@ -87,6 +94,10 @@ _PREFIX_NATIVE: dict[str, str] = {
 # name prefix -> "module:function(name) -> codec class"; see the module docstring.
 _PREFIX_FACTORIES: dict[str, str] = {
     "numcodecs.": "zarrpy.codecs.numcodecs:codec_class",
+}
+# name prefix -> "module:function() -> the family's names", for "did you mean".
+_PREFIX_NAMES: dict[str, str] = {
+    "numcodecs.": "zarrpy.codecs.numcodecs:adapted_names",
 }
 
 _registry: dict[str, type[Codec] | str] = dict(_BUILTIN)
@@ -132,10 +143,7 @@ def get_codec_class(name: str) -> type[Codec]:
     if found is None and canonical in _UNSUPPORTED:
         raise UnknownCodecError(f"codec {name!r} is not supported: {_UNSUPPORTED[canonical]}")
     if found is None:
-        raise UnknownCodecError(
-            f"unknown codec {name!r}; known codecs: {', '.join(sorted(known_codec_names()))}. "
-            f"Third-party codecs are found through the entry-point group {ENTRY_POINT_GROUP!r}."
-        )
+        raise UnknownCodecError(_unknown_codec_message(name))
     if isinstance(found, str):
         found = _import(found, name)
         with _lock:
@@ -211,6 +219,32 @@ def known_codec_names() -> set[str]:
     return set(_registry) | set(CODEC_ALIASES)
 
 
+def suggested_codec_names(name: str) -> list[str]:
+    """Names that work and look like ``name`` (at most three, best first):
+    registered names and aliases without their URL forms, plus the numcodecs
+    ids the adapter reads, matched with and without a ``numcodecs.`` prefix."""
+    plain = sorted({n for n in known_codec_names() | set(_PREFIX_NATIVE) | _prefix_family_names()
+                    if "://" not in n})
+    lowered = name.lower()
+    close = difflib.get_close_matches(lowered, plain, n=3, cutoff=0.6)
+    bare = {n.removeprefix("numcodecs."): n for n in plain if n.startswith("numcodecs.")}
+    for match in difflib.get_close_matches(lowered.removeprefix("numcodecs."), list(bare), n=3, cutoff=0.75):
+        if bare[match] not in close:
+            close.append(bare[match])
+    return close[:3]
+
+
+def _unknown_codec_message(name: str) -> str:
+    """One line: the name, what it may have meant, and how plugins are found."""
+    return f"unknown codec {name!r}{did_you_mean(suggested_codec_names(name))} ({_PLUGIN_HINT})"
+
+
+_PLUGIN_HINT = (
+    "numcodecs' codecs are named 'numcodecs.<id>'; a third-party codec registers through the "
+    f"entry-point group {ENTRY_POINT_GROUP!r}"
+)
+
+
 def _import(target: str, name: str) -> type[Codec]:
     module_name, _, attr = target.partition(":")
     try:
@@ -220,6 +254,15 @@ def _import(target: str, name: str) -> type[Codec]:
     if not (isinstance(cls, type) and issubclass(cls, Codec)):
         raise UnknownCodecError(f"codec {name!r}: {target!r} is not a zarrpy Codec class")
     return cls
+
+
+def _prefix_family_names() -> set[str]:
+    """Every name the prefix families take (numcodecs' ids, imported on demand)."""
+    names: set[str] = set()
+    for target in _PREFIX_NAMES.values():
+        module_name, _, attr = target.partition(":")
+        names.update(getattr(importlib.import_module(module_name), attr)())
+    return names
 
 
 def _from_prefix_factory(name: str) -> type[Codec] | None:

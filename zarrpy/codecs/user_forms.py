@@ -9,12 +9,13 @@ without importing zarr) all become zarrpy codecs here.
 from __future__ import annotations
 
 import enum
+import inspect
 from collections.abc import Sequence
 from typing import Any, Literal, Mapping, Protocol, TypeAlias
 
 from ..errors import CodecError, UnknownCodecError
 from .abc import Codec
-from .registry import codec_from_json
+from .registry import codec_from_json, get_codec_class
 
 
 class NumcodecsCodecLike(Protocol):
@@ -97,7 +98,9 @@ def codec_from_any(value: CodecLike, what: str | None = None, *, itemsize: int |
 
 
 def _codec_from_any(value: Any, itemsize: int | None) -> Codec:
-    if isinstance(value, (Codec, str)):
+    if isinstance(value, str):
+        return _codec_from_name(value)
+    if isinstance(value, Codec):
         return codec_from_json(value)
     if isinstance(value, Mapping):
         if "name" not in value and "id" in value:
@@ -111,6 +114,25 @@ def _codec_from_any(value: Any, itemsize: int | None) -> Codec:
         f"expected a codec: a zarrpy, zarr-python or numcodecs codec object, a codec JSON object "
         f"or a codec name, got {type(value).__name__} {value!r}"
     )
+
+
+def _codec_from_name(name: str) -> Codec:
+    """A bare name (``compressors=["blosc"]``, ``serializer="bytes"``): the
+    codec with its class's defaults, as ``BloscCodec()`` has them, where the
+    stored JSON form requires settings; a class that needs settings is built
+    from the empty configuration, whose error names what is missing."""
+    cls = get_codec_class(name)
+    if _takes_no_arguments(cls):
+        return cls()
+    return codec_from_json(name)
+
+
+def _takes_no_arguments(cls: type[Codec]) -> bool:
+    try:
+        params = inspect.signature(cls).parameters.values()
+    except (TypeError, ValueError):
+        return False
+    return all(p.default is not p.empty or p.kind in (p.VAR_POSITIONAL, p.VAR_KEYWORD) for p in params)
 
 
 def _from_numcodecs_config(config: Any) -> Codec:

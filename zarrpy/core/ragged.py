@@ -55,6 +55,8 @@ RaggedArray([[1, 2, 3], [], [4]], dtype=int16)
 array([4], dtype=int16)
 >>> r[::2].to_list()
 [array([1, 2, 3], dtype=int16), array([4], dtype=int16)]
+>>> r.reshape(3, 1).tolist()
+[[[1, 2, 3]], [[]], [[4]]]
 >>> ab = r.to_array_bytes(); ab.offsets.tolist()
 [0, 6, 6, 8]
 >>> RaggedArray.from_array_bytes(ab, "int16").equals(r)
@@ -248,6 +250,18 @@ class RaggedArray:
         flat: list[np.ndarray] = [v[a:b] for a, b in zip(o[:-1], o[1:])]
         if len(self._shape) == 1:
             return flat
+        if not self._shape:
+            return flat[0]
+        return _nest(flat, self._shape)
+
+    def tolist(self) -> list[Any]:
+        """The elements as Python lists of Python numbers: a list of them for
+        a 1-D RaggedArray, nested following ``shape`` otherwise (what
+        ``numpy.ndarray.tolist`` gives, with every vector a list too). A 0-d
+        RaggedArray gives its one element's list."""
+        items = self._values.tolist()
+        o = self._offsets.tolist()
+        flat: list[list[Any]] = [items[a:b] for a, b in zip(o[:-1], o[1:])]
         if not self._shape:
             return flat[0]
         return _nest(flat, self._shape)

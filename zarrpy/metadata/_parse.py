@@ -24,12 +24,25 @@ def parse_json_document(raw: bytes, key: str) -> dict[str, Any]:
 def dump_json_document(doc: dict[str, Any]) -> bytes:
     """Serialise a metadata document the way zarr-python does (indent 2).
 
-    Raises MetadataError if a member (typically ``attributes``) is not JSON.
+    Non-finite floats (an attribute ``missing_value = nan``) are written as
+    the ``NaN`` / ``Infinity`` / ``-Infinity`` tokens zarr-python writes and
+    Python's, JavaScript's and zarrs' JSON readers take (fill values are
+    strings, so only user attributes ever hold them). Raises MetadataError if
+    a member (typically ``attributes``) is not JSON.
     """
     try:
-        return json.dumps(doc, indent=2, allow_nan=False).encode()
+        return json.dumps(doc, indent=2, allow_nan=True).encode()
     except (TypeError, ValueError) as exc:
-        raise MetadataError(f"attributes: not JSON-serialisable (NaN/Infinity and non-JSON objects are refused): {exc}") from None
+        raise MetadataError(f"attributes: not JSON-serialisable: {exc}") from None
+
+
+def same_json(a: Any, b: Any) -> bool:
+    """Do two JSON values have the same JSON text? Unlike ``==``, a NaN
+    (an attribute, a fill value) equals NaN, and ``true`` is not ``1``."""
+    try:
+        return json.dumps(a, sort_keys=True) == json.dumps(b, sort_keys=True)
+    except (TypeError, ValueError):  # not JSON (attributes not yet refused): Python's equality
+        return bool(a == b)
 
 
 def parse_shape(value: Any, field: str, *, positive: bool = False) -> tuple[int, ...]:

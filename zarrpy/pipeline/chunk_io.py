@@ -37,7 +37,7 @@ from ..core.limits import check_chunk_nbytes
 from ..core.indexing import ChunkProjection, OrthogonalIndexer, whole_chunk_box
 from ..core.point_indexing import PointIndexer, PointProjection
 from ..core.paths import join_key
-from ..errors import CodecError, MetadataError, OutTypeError, SelectionError, at_key
+from ..errors import CodecError, MetadataError, OutTypeError, SelectionError, UnknownCodecError, at_key
 from ..metadata.chunk_key_encoding import decode_chunk_key, encode_chunk_key
 from ..metadata.v3 import ArrayMetadataV3
 from ..stores.abc import Store
@@ -120,7 +120,10 @@ class ChunkIO:
         self.write_empty_chunks = write_empty_chunks
         self.cache = cache
         """Decoded (inner) chunks are read through it when given (see :meth:`read_chunk_shape`)."""
-        self.chain = chain_from_json(metadata.codecs)  # shared by arrays with the same codecs
+        try:
+            self.chain = chain_from_json(metadata.codecs)  # shared by arrays with the same codecs
+        except UnknownCodecError as exc:
+            raise UnknownCodecError(f"array {path or '/'!r} in {store.display_name}: {exc}") from None
         self.grid = RegularChunkGrid(metadata.shape, metadata.chunk_shape)
         self.spec = ChunkSpec(metadata.chunk_shape, metadata.data_type, metadata.fill_value)
         self.bound: BoundChain = self.chain.bind(self.spec)
@@ -167,14 +170,15 @@ class ChunkIO:
         return join_key(self.path, encode_chunk_key(self.metadata.chunk_key_encoding, coords))
 
     def stored_keys(self) -> list[StoredChunk]:
-        """Every stored chunk's key and grid coordinates (one listing)."""
+        """Every stored chunk's key and grid coordinates (one listing), sorted
+        by coordinates (row-major grid order), whatever order the store lists in."""
         prefix = join_key(self.path, "")
         out = []
         for key in self.store.list_prefix(prefix):
             coords = decode_chunk_key(self.metadata.chunk_key_encoding, key[len(prefix):], len(self.shape))
             if coords is not None:
                 out.append(StoredChunk(key, coords))
-        return out
+        return sorted(out, key=lambda chunk: chunk.coords)
 
     def is_chunk_key(self, key: str) -> bool:
         """True if ``key`` (a full store key) names a chunk of this array."""
@@ -396,7 +400,7 @@ class ChunkIO:
         the chain's usual decoding."""
         if data is None:
             for proj in group:
-                out[proj.out_selection] = self.form.fill_block(proj.out_block_shape)
+                _put_fill(out, proj, self.form)
             return
         try:
             dest = self._whole_dest(out, group[0]) if len(group) == 1 else None
@@ -437,7 +441,7 @@ class ChunkIO:
             except CodecError as exc:
                 raise at_key(exc, key) from exc
             for proj in group:
-                out[proj.out_selection] = self.form.fill_block(proj.out_block_shape)
+                _put_fill(out, proj, self.form)
             return
         try:
             parts = decoder.decode_selections([p.chunk_dim_selection for p in group])
@@ -450,7 +454,7 @@ class ChunkIO:
             raise at_key(exc, key) from exc
         for proj, block in zip(group, blocks):
             if block is None:
-                out[proj.out_selection] = self.form.fill_block(proj.out_block_shape)
+                _put_fill(out, proj, self.form)
             else:
                 _put(out, proj, block)
 
@@ -464,7 +468,7 @@ class ChunkIO:
         for proj in group:
             if proj.pick is not None or not all([isinstance(s, slice) for s in proj.out_selection]):
                 return None
-            dest = out[proj.out_selection]
+            dest = out[(*proj.out_selection, Ellipsis)]  # a view, even of a 0-d out
             if dest.shape != tuple(proj.chunk_block_shape):
                 return None
             dests.append(dest)
@@ -685,6 +689,13 @@ def _put(out: np.ndarray, proj: Projection, block: np.ndarray) -> None:
     """Write ``block`` (the projection's elements) at its place in ``out``."""
     block = block.reshape(proj.out_block_shape)
     out[proj.out_selection] = block[()] if block.ndim == 0 else block
+
+
+def _put_fill(out: np.ndarray, proj: Projection, form: ElementForm) -> None:
+    """Fill the projection's place in ``out`` (a missing chunk's part). The
+    Ellipsis keeps a 0-d place a view, so an element is assigned, not stored
+    as an object inside an object array."""
+    out[(*proj.out_selection, Ellipsis)] = form.fill_block(proj.out_block_shape)
 
 
 def _outside(keep: Shape, shape: Shape) -> list[tuple[slice, ...]]:

@@ -7,6 +7,8 @@ TypeError before anything is written.
 
 from __future__ import annotations
 
+import math
+import numbers
 from typing import Any
 
 import numpy as np
@@ -15,7 +17,7 @@ from ..core._typing import Shape
 from ..core.array_bytes import ArrayBytes
 from ..core.dtypes import DataType
 from ..core.dtypes.optional import VALID, VALUE, element_bytes, inner_type, is_optional, split
-from ..errors import CodecError, SelectionError, ValueShapeError
+from ..errors import BroadcastError, CodecError, DataTypeError
 from ..core.ragged import RaggedArray
 
 
@@ -49,7 +51,7 @@ def coerce_value(value: Any, data_type: DataType, shape: Shape) -> np.ndarray:
     try:
         return np.broadcast_to(arr, shape)
     except ValueError:
-        raise ValueShapeError(f"value of shape {arr.shape} cannot be broadcast to the selection shape {shape}") from None
+        raise BroadcastError(f"value of shape {arr.shape} cannot be broadcast to the selection shape {shape}") from None
 
 
 def _coerce_optional(value: Any, data_type: DataType) -> np.ndarray:
@@ -358,53 +360,157 @@ def empty_elements(shape: Shape, dtype: np.dtype) -> np.ndarray:
 def coerce_ragged(value: Any, dtype: np.dtype, shape: Shape) -> np.ndarray:
     """An object array of 1-D ``dtype`` arrays broadcast to ``shape``.
 
-    Each element is cast as :func:`coerce_value` casts: a numpy array as
-    numpy casts it, a list of Python numbers under numpy's range checks
-    (``[1, 256]`` into uint8 is an OverflowError).
+    ``value`` is read as elements by :func:`ragged_elements` and then
+    broadcast as numpy broadcasts an object array of vectors: a 2-D numeric
+    array written to two positions gives one row to each. Each element is
+    cast as :func:`coerce_value` casts: a numpy array as numpy casts it, a
+    list of Python numbers under numpy's range checks (``[1, 256]`` into
+    uint8 is an OverflowError).
     """
-    if isinstance(value, RaggedArray):
-        arr = value.astype(dtype).to_object_array()
-    elif isinstance(value, np.ndarray) and value.dtype != object:
-        arr = np.empty((), dtype=object)  # a single element
-        arr[()] = value.astype(dtype).reshape(-1)
-    else:
-        items = list(value) if not isinstance(value, np.ndarray) else list(value.reshape(-1))
-        arr = np.empty(len(items), dtype=object)
-        for i, item in enumerate(items):
-            arr[i] = _ragged_element(item, dtype, i)
-        if isinstance(value, np.ndarray):
-            arr = arr.reshape(value.shape)
+    arr = ragged_elements(value, dtype)
     try:
         return np.broadcast_to(arr, shape)
     except ValueError:
-        raise ValueShapeError(f"value of shape {arr.shape} cannot be broadcast to the selection shape {shape}") from None
+        raise BroadcastError(
+            f"a ragged value of {arr.size} element(s) in outer shape {arr.shape} cannot be broadcast to the "
+            f"selection shape {shape} (a numeric array gives one element per row along its last axis)"
+        ) from None
 
 
 def ragged_rows(value: Any, dtype: np.dtype) -> np.ndarray:
-    """A ragged value in its own shape (what ``append`` adds): a RaggedArray
-    or an object array as it is, a numeric array as vectors along its last
-    axis, a list as a 1-D run of vectors."""
-    if isinstance(value, RaggedArray) or (isinstance(value, np.ndarray) and value.dtype == object):
-        return coerce_ragged(value, dtype, value.shape)
+    """A ragged value in its own outer shape (what ``append`` adds), read as
+    :func:`ragged_elements` reads it; one bare vector is refused, since
+    ``append`` adds positions and a vector fills one."""
+    rows = ragged_elements(value, dtype)
+    if rows.ndim == 0:
+        raise DataTypeError("append adds elements along an axis, got one vector; "
+                            "wrap it in a list ([[1, 2, 3]]) to append one element")
+    return rows
+
+
+def ragged_elements(value: Any, dtype: np.dtype, position: tuple[int, ...] = ()) -> np.ndarray:
+    """A ragged value as an object array of 1-D ``dtype`` arrays, in the
+    value's own outer shape.
+
+    - a :class:`RaggedArray` or an object array: its elements, in its shape
+      (``None`` is an empty vector, as numcodecs reads it);
+    - a numeric numpy array: one element per row along its last axis, so a
+      1-D array is one element and an ``(n, k)`` array n elements;
+    - a list (tuple, range) of numbers: one element; ``None``: one empty
+      element; any other list: its items read the same way, each giving the
+      same outer shape, stacked (``[[1, 2], [3]]`` is two elements);
+    - a number, a string or anything else: DataTypeError naming where it is,
+      since an element must be a 1-D sequence of numbers.
+    """
+    if isinstance(value, RaggedArray):
+        return value.astype(dtype).to_object_array()
+    if hasattr(value, "__array__") and not isinstance(value, (np.ndarray, np.generic)):
+        value = np.asarray(value)  # e.g. another zarrpy Array
     if isinstance(value, np.ndarray):
-        if value.ndim == 0:
-            raise TypeError("a ragged value to append must hold vectors, got a 0-d array")
-        rows = np.empty(value.shape[:-1], dtype=object)
-        for i, index in enumerate(np.ndindex(rows.shape)):
-            rows[index] = _ragged_element(value[index], dtype, i)
-        return rows
-    return coerce_ragged(value, dtype, (len(value),))
+        return _ragged_from_numpy(value, dtype, position)
+    if value is None or _is_vector(value):
+        return _one(_ragged_element(value, dtype, position))
+    if not isinstance(value, (list, tuple)):
+        raise _not_an_element(value, dtype, position)
+    vectors = [_as_vector(item, dtype) for item in value]
+    if all([v is not None for v in vectors]):  # the usual list of vectors
+        out = np.empty(len(vectors), dtype=object)
+        for i, v in enumerate(vectors):
+            out[i] = v
+        return out
+    return _stack([_one(v) if v is not None else ragged_elements(item, dtype, (*position, i))
+                   for i, (item, v) in enumerate(zip(value, vectors))], position)
 
 
-def _ragged_element(item: Any, dtype: np.dtype, i: int) -> np.ndarray:
-    """Element ``i`` of a ragged value as a 1-D ``dtype`` array, or TypeError."""
-    bad = TypeError(f"element at position {i} of a ragged array must be a 1-D numeric array")
-    try:
-        if isinstance(item, np.ndarray) and item.dtype.kind not in "biufc":
-            raise bad
-        element = _cast(item, dtype) if isinstance(item, np.ndarray) else _assign_numbers(item, dtype)
-    except TypeError:
-        raise bad from None
-    if element.ndim != 1:
-        raise bad
-    return element
+def _stack(parts: list[np.ndarray], position: tuple[int, ...]) -> np.ndarray:
+    """The items' elements (object arrays of one outer shape) stacked along a new first axis."""
+    for i, part in enumerate(parts[1:], 1):
+        if part.shape != parts[0].shape:
+            raise DataTypeError(
+                f"a ragged value's items must give one outer shape: item {(*position, 0)} holds elements of shape "
+                f"{parts[0].shape}, item {(*position, i)} of shape {part.shape}"
+            )
+    out = np.empty((len(parts), *parts[0].shape), dtype=object)
+    for i, part in enumerate(parts):
+        out[i, ...] = part
+    return out
+
+
+def _ragged_from_numpy(value: np.ndarray, dtype: np.dtype, position: tuple[int, ...]) -> np.ndarray:
+    """Elements of a numpy value: an object array's items, or a numeric array's rows."""
+    if value.dtype == object:
+        out = np.empty(value.shape, dtype=object)
+        flat_out, flat_in = out.reshape(-1), value.reshape(-1)
+        for i in range(flat_in.size):
+            flat_out[i] = _ragged_element(flat_in[i], dtype, (*position, *_position(i, value.shape)))
+        return out
+    if value.dtype.kind not in "biufc":
+        raise DataTypeError(f"cannot write values of dtype {value.dtype} into a ragged {dtype} array "
+                            "(its elements are vectors of numbers)")
+    if value.ndim == 0:
+        raise _not_an_element(value[()], dtype, position)
+    if value.ndim == 1:
+        return _one(_cast(value, dtype))
+    outer = value.shape[:-1]
+    offsets = np.arange(math.prod(outer) + 1, dtype=np.int64) * value.shape[-1]
+    return RaggedArray(offsets, _cast(value, dtype).reshape(-1), shape=outer).to_object_array()
+
+
+def _is_vector(value: Any) -> bool:
+    """True for a list, tuple or range of numbers only (empty included): one element."""
+    return isinstance(value, (list, tuple, range)) and all(_is_number(v) for v in value)
+
+
+def _is_number(value: Any) -> bool:
+    if isinstance(value, (int, float, complex)):  # the usual case first: bool, int, float
+        return True
+    if isinstance(value, (np.ndarray, np.generic)):
+        return value.ndim == 0 and value.dtype.kind in "biufc"
+    return isinstance(value, numbers.Number)
+
+
+def _one(element: np.ndarray) -> np.ndarray:
+    """A 0-d object array holding ``element``."""
+    out = np.empty((), dtype=object)
+    out[()] = element
+    return out
+
+
+def _as_vector(item: Any, dtype: np.dtype) -> np.ndarray | None:
+    """``item`` as one 1-D ``dtype`` vector when it is one (``None``: empty;
+    a 1-D numeric array; a list of numbers), else None."""
+    if item is None:
+        return np.empty(0, dtype=dtype)
+    if isinstance(item, np.ndarray):
+        return _cast(item, dtype) if item.ndim == 1 and item.dtype.kind in "biufc" else None
+    return _assign_numbers(item, dtype) if _is_vector(item) else None
+
+
+def _ragged_element(item: Any, dtype: np.dtype, position: tuple[int, ...]) -> np.ndarray:
+    """One element as a 1-D ``dtype`` vector, or DataTypeError naming ``position``."""
+    vector = _as_vector(item, dtype)
+    if vector is None:
+        raise _not_an_element(item, dtype, position)
+    return vector
+
+
+def _not_an_element(item: Any, dtype: np.dtype, position: tuple[int, ...]) -> DataTypeError:
+    """The error for a ragged element that is not a 1-D sequence of numbers."""
+    if isinstance(item, np.ndarray):
+        got = f"an array of dtype {item.dtype} and shape {item.shape}"
+    else:
+        got = f"{type(item).__name__} {_short(item)}"
+    where = f" (at position {position} of the value)" if position else ""
+    hint = f" (write [{_short(item)}] for a vector of one number)" if _is_number(item) else ""
+    return DataTypeError(f"cannot write {got}{where} as an element of a ragged {dtype} array: an element "
+                         f"is a 1-D sequence of numbers{hint}")
+
+
+def _short(item: Any) -> str:
+    text = repr(item)
+    return text if len(text) <= 40 else text[:37] + "..."
+
+
+def _position(i: int, shape: Shape) -> tuple[int, ...]:
+    """The N-d position of flat item ``i`` (C order)."""
+    return tuple(int(p) for p in np.unravel_index(i, shape)) if shape else ()

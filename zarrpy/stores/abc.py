@@ -20,7 +20,7 @@ from typing import Any, Hashable, Iterable, Iterator, Sequence
 from ..core.byte_range import ByteRequest
 from ..errors import InvalidKeyError, KeyNotFoundError, ReadOnlyError, StoreError
 
-READ_ONLY_HINT = ("it was opened with mode='r' (zarrpy.open_array's default) or read_only=True; "
+READ_ONLY_HINT = ("it was opened with mode='r' or read_only=True; "
                   "open it with mode='r+' (or 'a') to write")
 """The end of every read-only message: how the user gets write access."""
 

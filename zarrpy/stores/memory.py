@@ -40,7 +40,7 @@ class MemoryStore(Store):
 
     Parameters
     ----------
-    dict
+    store_dict
         An existing mapping of key -> bytes to use as the backing storage
         (used as is, not copied, so the caller sees writes). A new empty dict
         if None.
@@ -57,9 +57,9 @@ class MemoryStore(Store):
     whole_read_nbytes = 1 << 20  # a page-cached or in-memory MiB costs less than a second request
 
     def __init__(
-        self, dict: MutableMapping[str, bytes] | None = None, read_only: bool = False
+        self, store_dict: MutableMapping[str, bytes] | None = None, read_only: bool = False
     ) -> None:
-        self._data: MutableMapping[str, bytes] = {} if dict is None else dict
+        self._data: MutableMapping[str, bytes] = {} if store_dict is None else store_dict
         self._lock = threading.Lock()
         self.read_only = read_only
 

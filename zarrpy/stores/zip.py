@@ -8,7 +8,9 @@ so byte-range reads seek straight to the requested bytes.
 
 Call :meth:`ZipStore.close` (or use the store as a context manager) when
 done writing: the archive's central directory is written then, and a zip
-without one cannot be read. A closed store reopens on its next use, in mode
+without one cannot be read. A writing store that is never closed is closed
+when it is garbage collected or the interpreter exits (a safety net, not a
+substitute: until then other readers see no central directory). A closed store reopens on its next use, in mode
 ``"a"`` after ``"w"``/``"x"``/``"a"`` (entries already written are kept) and
 ``"r"`` after ``"r"``, as zarr-python's does.
 
@@ -40,6 +42,7 @@ from __future__ import annotations
 import os
 import threading
 import time
+import weakref
 import zipfile
 from pathlib import Path
 from typing import Any, Iterator, Literal
@@ -49,6 +52,15 @@ from ..errors import InvalidKeyError, KeyNotFoundError, ReadOnlyError, StoreErro
 from .abc import Store, store_error, validate_key, validate_prefix
 
 ZipMode = Literal["r", "w", "a", "x"]
+
+
+def _finish(zf: zipfile.ZipFile) -> None:
+    """Close an archive a writing store left open when it was garbage
+    collected or the interpreter exited, so the file stays a readable zip."""
+    try:
+        zf.close()
+    except (OSError, ValueError):
+        pass  # nothing to report to at exit; the file is as far as it got
 
 
 class ZipStore(Store):
@@ -61,6 +73,9 @@ class ZipStore(Store):
     mode
         ``"r"`` (read-only), ``"w"``, ``"x"`` or ``"a"``, as for
         :class:`zipfile.ZipFile`.
+    read_only
+        zarr-python's flag: None follows ``mode`` (read-only for ``"r"``);
+        True or False must agree with it (a ``ValueError`` otherwise).
     compression
         :mod:`zipfile` method for new members (``zipfile.ZIP_STORED`` by
         default: chunks are compressed by their codecs already).
@@ -77,11 +92,17 @@ class ZipStore(Store):
         path: str | os.PathLike[str],
         mode: ZipMode = "r",
         *,
+        read_only: bool | None = None,
         compression: int = zipfile.ZIP_STORED,
         allowZip64: bool = True,
     ) -> None:
         if mode not in ("r", "w", "a", "x"):
             raise ValueError(f"ZipStore mode must be 'r', 'w', 'a' or 'x', got {mode!r}")
+        if read_only is not None and read_only != (mode == "r"):
+            raise ValueError(
+                f"ZipStore({os.fspath(path)!r}, mode={mode!r}, read_only={read_only}): mode {mode!r} "
+                f"{'writes' if mode != 'r' else 'only reads'}; pass mode='r' to read or 'w'/'a'/'x' to write"
+            )
         self._display_name = os.fspath(path)  # as given, for messages only
         self.path = Path(os.path.abspath(self._display_name))
         self.mode: ZipMode = mode
@@ -90,6 +111,7 @@ class ZipStore(Store):
         self.allowZip64 = allowZip64
         self._lock = threading.RLock()
         self._zf: zipfile.ZipFile | None = None
+        self._finalizer: weakref.finalize[Any, Any] | None = None
         self._reopened_read_only = False
         self._open()
 
@@ -107,6 +129,8 @@ class ZipStore(Store):
                 # "w" truncates and "x" refuses an existing file: first open only.
                 if self.mode in ("w", "x"):
                     self.mode = "a"
+                if not self.read_only:  # a forgotten close() still writes the central directory
+                    self._finalizer = weakref.finalize(self, _finish, self._zf)
             return self._zf
 
     def close(self) -> None:
@@ -114,6 +138,9 @@ class ZipStore(Store):
         on its next use (see the module docstring); closing twice is fine."""
         with self._lock:
             zf, self._zf = self._zf, None
+            if self._finalizer is not None:
+                self._finalizer.detach()
+                self._finalizer = None
             if zf is not None:
                 try:
                     zf.close()

@@ -14,7 +14,7 @@ from typing import Any, NamedTuple
 import numpy as np
 
 from ..api._array import Array
-from ..codecs.vlen_array import VlenArrayCodec
+from ..api._info import dtype_text
 from ..core._typing import ChunkCoords, Shape
 from ..core.dtypes.optional import is_optional
 from ..core.ragged import RaggedArray
@@ -91,18 +91,6 @@ def element_nbytes(array: Array, sample: Any = None) -> int:
     step = max(len(flat) // 1000, 1)  # at most ~1000 elements looked at
     picked = flat[::step]
     return int(sum(sys.getsizeof(x if isinstance(x, (str, bytes)) else str(x)) for x in picked) / len(picked)) + 8
-
-
-def dtype_text(a: Array) -> str:
-    """The element type as a person reads it: numpy's name for fixed-size
-    types, the Zarr data type's for strings and bytes, ``ragged int32`` and
-    ``optional int16`` for zarrpy's ragged and optional arrays."""
-    data_type = v3_metadata(a).data_type
-    if isinstance(a.serializer, VlenArrayCodec):
-        return f"ragged {a.serializer.dtype}"
-    if is_optional(data_type):
-        return f"optional {a.dtype}"
-    return data_type.name if data_type.is_variable else str(a.dtype)
 
 
 def codec_summary(array: Array) -> str:

@@ -46,7 +46,7 @@ from ..core._typing import Shape
 from ..core.paths import normalize_path
 from ..errors import ChunkDecodeError, NodeExistsError, ZarrpyError
 from ..pipeline.concurrency import max_workers
-from ..stores import LocalStore, store_from_url
+from ..stores import LocalStore, ZipStore, store_from_url
 from ..stores.abc import Store
 from ._nodes import (
     chunk_region,
@@ -366,6 +366,8 @@ def copy(
     options: CopyOptions = CopyOptions(),
     overwrite: bool = False,
     progress: Callable[[int, int], Progress] | None = None,
+    src_storage_options: dict[str, Any] | None = None,
+    dst_storage_options: dict[str, Any] | None = None,
 ) -> CopyResult:
     """Copy the node at ``path`` of ``source`` (a path, URL or Store) to the root of ``dest``.
 
@@ -373,11 +375,28 @@ def copy(
     none). Everything is planned and validated before anything is written.
     Raises NodeExistsError when ``dest`` holds a node and not ``overwrite``,
     MemoryBudgetError when one write unit does not fit ``max_memory``.
+    ``src_storage_options`` / ``dst_storage_options`` go to fsspec for a URL
+    ``source`` / ``dest``.
     """
-    src_store = source if isinstance(source, Store) else store_from_url(source, read_only=True)
+    src_store = source if isinstance(source, Store) else store_from_url(source, read_only=True, storage_options=src_storage_options)
     src_path = normalize_path(path)
     node = api.open(src_store, mode="r", path=src_path, use_consolidated=False)
-    dst_store = dest if isinstance(dest, Store) else store_from_url(dest)
+    dst_store = dest if isinstance(dest, Store) else store_from_url(
+        dest, storage_options=dst_storage_options, mode="w" if overwrite else "w-")
+    made_zip = dst_store if isinstance(dst_store, ZipStore) and not isinstance(dest, Store) else None
+    if made_zip is not None and made_zip.read_only:
+        raise CopyError(f"{made_zip.display_name!r} is a zip archive already; a zip cannot be overwritten "
+                        "in place: remove it, or copy to a new .zip path")
+    try:
+        return _copy_into(node, src_store, src_path, dst_store, options, overwrite, progress)
+    finally:
+        if made_zip is not None:
+            made_zip.close()  # writes the archive's central directory
+
+
+def _copy_into(node: Array | Group, src_store: Store, src_path: str, dst_store: Store, options: CopyOptions,
+               overwrite: bool, progress: Callable[[int, int], Progress] | None) -> CopyResult:
+    """:func:`copy` once both stores are open."""
     _check_not_overlapping(src_store, src_path, dst_store)
     fmt = options.zarr_format or node.zarr_format
     if fmt not in (2, 3):
@@ -447,7 +466,8 @@ def run_cp(args: Any) -> int:
                           compressor=args.compressor, zarr_format=args.zarr_format, max_memory=args.max_memory)
     show = wanted(args.quiet)
     result = copy(args.source, args.dest, path=args.path, options=options, overwrite=args.overwrite,
-                  progress=lambda total, n: Progress(total, "cp", in_bytes=True, enabled=show))
+                  progress=lambda total, n: Progress(total, "cp", in_bytes=True, enabled=show),
+                  src_storage_options=args.src_storage_options, dst_storage_options=args.dst_storage_options)
     for plan in result.arrays:
         a = result.created[plan.rel]
         layout = f"chunks {a.chunks}" + (f", shards {a.shards}" if a.shards is not None else "")

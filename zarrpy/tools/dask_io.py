@@ -38,7 +38,7 @@ from typing import Any, Sequence
 
 from ..api._array import Array
 from ..api._open import create_array, open_array
-from ..errors import ChunkAlignmentError, ProcessLocalError, ReadOnlyError
+from ..errors import ChunkAlignmentError, NodeExistsError, NodeNotFoundError, ProcessLocalError, ReadOnlyError
 from ..pipeline.synchronizer import Synchronizer
 from ..stores import Store, store_from_url
 
@@ -135,6 +135,7 @@ def to_zarr(
     compute: bool = True,
     return_stored: bool = False,
     overwrite: bool = False,
+    mode: str | None = None,
     rechunk: bool = False,
     safe_chunks: bool = True,
     synchronizer: Synchronizer | None = None,
@@ -166,7 +167,15 @@ def to_zarr(
     return_stored
         As ``dask.array.store``: return dask arrays reading what was stored.
     overwrite
-        Replace a node already at ``path`` (else NodeExistsError).
+        Replace a node already at ``path`` (dask's older spelling of ``mode="w"``).
+    mode
+        With a path, URL or Store, as dask's and zarr-python's: ``"w-"``
+        (default) creates the array and fails if a node is there; ``"w"``
+        replaces it; ``"a"`` writes into the array there when there is one
+        (``x`` fills ``region``, default all of it; creation arguments are
+        then refused), else creates it; ``"r+"`` writes into the array there,
+        which must exist. ``"r"`` is refused. With an :class:`~zarrpy.Array`:
+        None, ``"a"`` or ``"r+"``.
     rechunk
         Rechunk dimensions whose blocks do not align to the write unit (the
         shard, else the chunk) to multiples of it, instead of raising.
@@ -207,6 +216,14 @@ def to_zarr(
         raise TypeError(f"to_zarr writes a dask array, got {type(x).__name__}; use zarrpy.create_array(data=...)")
     if any(math.isnan(s) for s in x.shape):
         raise ValueError("to_zarr: the dask array has unknown chunk sizes; call x.compute_chunk_sizes() first")
+    mode = _write_mode(mode, overwrite, isinstance(store_or_array, Array) or region is not None)
+    if not isinstance(store_or_array, Array) and mode in ("a", "r+"):
+        existing = _existing_array(store_or_array, path, storage_options, mode)
+        if existing is not None:
+            if extras := _given(**create_kwargs, zarr_format=None if zarr_format == 3 else zarr_format):
+                raise TypeError(f"to_zarr: {extras} only apply when a new array is created; with mode={mode!r} "
+                                f"{existing.store.display_name!r} already holds the array: pass mode='w' to replace it")
+            store_or_array, path, storage_options = existing, None, None
     if isinstance(store_or_array, Array):
         if extras := _given(path=path, storage_options=storage_options, overwrite=overwrite or None, **create_kwargs):
             raise TypeError(f"to_zarr: {extras} only apply when a new array is created, not to an existing Array")
@@ -217,8 +234,9 @@ def to_zarr(
             _refuse_other_processes(target.store)
     else:
         if region is not None:
-            raise ValueError("to_zarr: region= writes into an existing array: open it with "
-                             "zarrpy.open_array(..., mode='r+') and pass the Array")
+            raise ValueError("to_zarr: region= writes into an existing array, and there is none at "
+                             f"{_where(store_or_array, path)}: create it first, or pass mode='a' or 'r+' "
+                             "with the path of one (or the zarrpy.Array)")
         store = store_from_url(store_or_array, storage_options=storage_options)
         new: dict[str, Any] = dict(shape=x.shape, dtype=x.dtype, chunks=tuple(max(c[0], 1) for c in x.chunks))
         new.update(create_kwargs, zarr_format=zarr_format)
@@ -230,9 +248,54 @@ def to_zarr(
         x = _aligned(x, layout, starts, rechunk, safe_chunks and synchronizer is None)
         if compute:
             _refuse_other_processes(store)
-        target = create_array(store, name=path, overwrite=overwrite, synchronizer=synchronizer, **new)
+        try:
+            target = create_array(store, name=path, overwrite=mode == "w", synchronizer=synchronizer, **new)
+        except NodeExistsError as exc:
+            what, more = ("", ", or mode='a' to write into the array there") if mode == "w-" else (" that is not an array", "")
+            raise NodeExistsError(f"to_zarr: {_where(store, path)} already holds a Zarr node{what}; "
+                                  f"pass mode='w' to replace it{more}") from exc
     regions = None if region is None else tuple(slice(s, s + n) for s, n in zip(starts, x.shape))
     return x.store(target, lock=False, regions=regions, compute=compute, return_stored=return_stored)
+
+
+_MODES = ("w-", "w", "a", "r+")
+
+
+def _write_mode(mode: str | None, overwrite: bool, to_array: bool) -> str:
+    """The mode in effect: ``mode``, else ``"w"`` for ``overwrite``, else
+    ``"w-"`` (``"r+"`` ``to_array``: an Array, or a region of one); ValueError
+    for one that does not write or does not fit."""
+    if mode is None:
+        return "r+" if to_array and not overwrite else ("w" if overwrite else "w-")
+    if mode == "r":
+        raise ValueError("to_zarr: mode='r' opens read-only and cannot write; use 'w-', 'w', 'a' or 'r+'")
+    if mode not in _MODES:
+        raise ValueError(f"to_zarr: mode must be one of {', '.join(map(repr, _MODES))}, got {mode!r}")
+    if overwrite and mode != "w":
+        raise ValueError(f"to_zarr: overwrite=True means mode='w', but mode={mode!r} was given")
+    if to_array and mode not in ("a", "r+"):
+        raise ValueError(f"to_zarr: mode={mode!r} creates a new array, but an existing zarrpy.Array or a region= "
+                         "of one was given (it is written into: mode 'a' or 'r+')")
+    return mode
+
+
+def _existing_array(store: Any, path: str | None, storage_options: dict[str, Any] | None,
+                    mode: str) -> Array | None:
+    """The array at ``path`` opened for writing (``mode`` ``"a"`` or ``"r+"``);
+    None when there is no node there and ``mode`` is ``"a"``."""
+    try:
+        return open_array(store, mode="r+", path=path, storage_options=storage_options)
+    except NodeNotFoundError:
+        if mode == "r+":
+            raise NodeNotFoundError(f"to_zarr: mode='r+' writes into an existing array, and there is none at "
+                                    f"{_where(store, path)}; pass mode='a' or 'w-' to create it") from None
+        return None
+
+
+def _where(store: Any, path: str | None) -> str:
+    """``store`` (and ``path`` in it) as a message names them."""
+    name = store.display_name if isinstance(store, Store) else str(store)
+    return repr(name) + (f" (path {path!r})" if path else "")
 
 
 def _writable(array: Array, synchronizer: Synchronizer | None) -> Array:

@@ -64,6 +64,11 @@ class MigrationResult:
     removed: tuple[str, ...]
     """V2 documents deleted (``remove_v2=True``)."""
 
+    @property
+    def already_v3(self) -> bool:
+        """Was there nothing to do: no V2 array or group below the node (a Zarr V3 hierarchy)?"""
+        return not (self.written or self.unchanged or self.removed)
+
 
 @dataclass
 class _Node:

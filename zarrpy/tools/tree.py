@@ -1,7 +1,8 @@
 """``zarrpy tree``: a hierarchy's groups and arrays, as text or as one nested JSON document.
 
-The text is zarr-python's ``Group.tree()`` drawing with each array's layout
-added: shape, data type, chunks, shards and a codec summary
+The text is zarr-python's ``Group.tree()`` drawing with each node's format
+(``V2`` or ``V3``) and each array's layout added: shape, data type, chunks,
+shards and a codec summary
 (``bytes > zstd:3``; inside the shards when sharded). Nothing but metadata is
 read (consolidated metadata when the group has some).
 """
@@ -66,10 +67,12 @@ def tree_document(node: Array | Group, depth: int | None = None) -> dict[str, An
 
 
 def _label(entry: dict[str, Any]) -> str:
+    """One node's line: its name and format (``V2``/``V3``), and an array's layout."""
+    name = f"{entry['name']} V{entry['zarr_format']}"
     if entry["node_type"] == "group":
-        return str(entry["name"])
+        return name
     shape = tuple(entry["shape"])
-    text = f"{entry['name']} {shape} {entry['dtype']} chunks={tuple(entry['chunks'])}"
+    text = f"{name} {shape} {entry['dtype']} chunks={tuple(entry['chunks'])}"
     if entry["shards"] is not None:
         text += f" shards={tuple(entry['shards'])}"
     return f"{text} {entry['codecs_summary']}"
@@ -89,7 +92,7 @@ def tree_text(document: dict[str, Any], stream: TextIO | None = None) -> str:
     tee, last, bar, blank = _glyphs(sys.stdout if stream is None else stream)
     if document["node_type"] == "array":
         return _label({**document, "name": document["path"]})
-    lines = [document["path"]]
+    lines = [f"{document['path']} V{document['zarr_format']}"]
 
     def walk(members: list[dict[str, Any]], prefix: str) -> None:
         for i, entry in enumerate(members):
@@ -102,9 +105,10 @@ def tree_text(document: dict[str, Any], stream: TextIO | None = None) -> str:
     return "\n".join(lines)
 
 
-def run_tree(target: str, path: str | None, *, as_json: bool, depth: int | None) -> int:
+def run_tree(target: str, path: str | None, *, as_json: bool, depth: int | None,
+             storage_options: dict[str, Any] | None = None) -> int:
     """``zarrpy tree``: print the hierarchy at ``target`` (text, or one JSON document)."""
-    node = api.open(target, mode="r", path=path)
+    node = api.open(target, mode="r", path=path, storage_options=storage_options)
     document = tree_document(node, depth)
     print(json_text(document) if as_json else tree_text(document))
     return 0

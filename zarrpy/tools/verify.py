@@ -272,13 +272,14 @@ def as_document(report: ChunkReport) -> dict[str, Any]:
     }
 
 
-def run_verify(target: str, path: str | None, *, clean: bool, as_json: bool, quiet: bool) -> int:
+def run_verify(target: str, path: str | None, *, clean: bool, as_json: bool, quiet: bool,
+               storage_options: dict[str, Any] | None = None) -> int:
     """``zarrpy verify``: print what is bad (text, or one JSON document); 1 if anything is, else 0."""
     from .. import api
     from ._nodes import json_text
     from .progress import Progress, wanted
 
-    store = store_from_url(target, read_only=True)
+    store = store_from_url(target, read_only=True, storage_options=storage_options)
     node = api.open(store, mode="r", path=path, use_consolidated=False)
     temp = check_temp_files(store, clean=clean) if temp_files_checked(store) else None
     arrays = list(arrays_below(node))

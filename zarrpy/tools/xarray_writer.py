@@ -16,8 +16,16 @@ xarray's zarr backend stores it, so ``xr.open_zarr`` (zarr-python) and
   ``"auto"``; ``shards``, ``compressors``, ``filters``, ``serializer``,
   ``chunk_key_encoding`` and ``write_empty_chunks`` from the encoding.
 
+``mode``, ``append_dim`` and ``region`` are ``Dataset.to_zarr``'s: ``"a"``
+adds new variables and writes existing ones in place (``append_dim``: grown
+along that dimension), ``"a-"`` leaves the existing variables without
+``append_dim`` alone, ``"r+"`` writes existing variables only, into
+``region`` (``{dim: slice}`` or ``"auto"``, found from the coordinates) or
+whole. An existing variable is encoded exactly as it is stored (its
+``scale_factor``, time units, ``_FillValue``), as xarray does.
+
 Every variable's encoding (and dask chunking) is checked before the group is
-created. Dask-backed variables are written block by block by dask (each task
+created or an existing array is resized. Dask-backed variables are written block by block by dask (each task
 writes its block into the zarrpy array). Other variables are in memory by
 then (xarray's CF encoding loads lazily opened data, as ``to_zarr``'s does):
 open a large dataset with ``chunks={}`` to copy it block by block.
@@ -34,7 +42,13 @@ import numpy as np
 import xarray as xr
 from xarray import coding, conventions
 from xarray.backends.common import AbstractWritableDataStore, ArrayWriter
-from xarray.backends.zarr import FillValueCoder, encode_zarr_attr_value, encode_zarr_variable
+from xarray.backends.zarr import (
+    FillValueCoder,
+    _validate_and_transpose_existing_dims,
+    _validate_datatypes_for_zarr_append,
+    encode_zarr_attr_value,
+    encode_zarr_variable,
+)
 
 from ..api._array import Array
 from ..api._group import Group, consolidate_metadata
@@ -43,8 +57,8 @@ from ..api._open import open_group
 from ..codecs.abc import ArrayToBytesCodec
 from ..codecs.user_forms import codec_from_any
 from ..metadata.v2 import ArrayMetadataV2
-from .xarray_backend import DIMENSION_KEY
-from ..errors import ChunkAlignmentError
+from .xarray_backend import DIMENSION_KEY, ZarrpyDataStore
+from ..errors import ChunkAlignmentError, NodeExistsError, NodeNotFoundError
 from .dask_io import first_misaligned
 
 _ENCODING_KEYS = frozenset({"chunks", "shards", "compressors", "filters", "serializer", "chunk_key_encoding",
@@ -61,9 +75,11 @@ def to_zarrpy(
     store: Any,
     *,
     group: str | None = None,
-    mode: str = "w-",
+    mode: str | None = None,
     encoding: Mapping[Hashable, Mapping[str, Any]] | None = None,
-    zarr_format: int = 3,
+    append_dim: Hashable | None = None,
+    region: Mapping[str, slice | Literal["auto"]] | Literal["auto"] | None = None,
+    zarr_format: int | None = None,
     consolidated: bool = True,
     storage_options: dict[str, Any] | None = None,
     safe_chunks: bool = True,
@@ -76,13 +92,30 @@ def to_zarrpy(
     group
         Path of the group inside the store (missing parent groups are created).
     mode
-        ``"w-"``: fail if a node exists at ``group``; ``"w"``: replace it.
+        As ``Dataset.to_zarr``'s: ``"w-"`` (the default) fails if a node
+        exists at ``group``; ``"w"`` replaces it; ``"a"`` adds to the group
+        there (created if missing): new variables are created, existing ones
+        written in place; ``"a-"`` as ``"a"``, but existing variables without
+        ``append_dim`` are left alone; ``"r+"`` writes existing variables
+        only, changing no metadata. Default ``"a"`` with ``append_dim``,
+        ``"r+"`` with ``region``.
     encoding
         Per variable, as ``Dataset.to_zarr``'s: ``{"v": {"chunks": (100,),
         "shards": (1000,), "compressors": [...], "dtype": "int16",
         "scale_factor": 0.1, "_FillValue": -1}}``; codecs as zarrpy, zarr-python or
         numcodecs objects or their JSON. A key xarray's zarr backend does not
         take raises ValueError.
+    append_dim
+        Grow the existing variables that have this dimension along it, and
+        write the new data there (``mode`` ``"a"`` or ``"a-"``).
+    region
+        ``{dim: slice(start, stop)}`` (step 1) or ``"auto"`` (each dimension's
+        region found from the stored coordinate values): the part of the
+        existing arrays to write (``mode`` ``"r+"`` or ``"a"``). Every variable
+        needs one of the region's dimensions; indexed coordinates are dropped
+        (they cannot change in a region write).
+    zarr_format
+        Of a new group: 3 (the default) or 2; an existing group keeps its own.
     consolidated
         Consolidate the metadata of the whole store at its root afterwards,
         as ``to_zarr`` does by default.
@@ -96,14 +129,17 @@ def to_zarrpy(
     ------
     NodeExistsError
         With ``mode="w-"`` when something is there already.
+    NodeNotFoundError
+        With ``mode="r+"`` when there is no group to write into.
     ValueError
-        For a bad ``mode``, an encoding of a variable not in ``ds`` or with an
-        unknown key, or misaligned dask chunks.
+        For a bad ``mode``, an encoding of a variable not in ``ds``, with an
+        unknown key or of a variable that exists already, misaligned dask
+        chunks, or (as ``to_zarr``) an ``append_dim`` or ``region`` that does
+        not fit the stored dataset.
     """
     if not isinstance(ds, xr.Dataset):
         raise TypeError(f"to_zarrpy writes an xarray Dataset, got {type(ds).__name__} (DataArray: use .to_dataset())")
-    if mode not in ("w", "w-"):
-        raise ValueError(f"mode must be 'w' (replace) or 'w-' (fail if present), got {mode!r}")
+    mode = _choose_mode(mode, append_dim, region)
     encoding = {k: dict(v) for k, v in (encoding or {}).items()}
     unknown = [k for k in encoding if k not in ds.variables]
     if unknown:
@@ -112,21 +148,148 @@ def to_zarrpy(
         if not isinstance(name, str) or not name or "/" in name:
             raise ValueError(f"variable name {name!r}: Zarr needs a non-empty string without '/'")
 
+    existing = _existing_group(store, group, storage_options, mode) if mode in ("a", "a-", "r+") else None
+    if existing is not None:
+        if zarr_format is not None and zarr_format != existing.zarr_format:
+            raise ValueError(f"zarr_format={zarr_format} was given, but the group at {_where(store, group)} "
+                             f"is Zarr V{existing.zarr_format}")
+        zarr_format = existing.zarr_format
+        if stored := sorted(str(k) for k in encoding if str(k) in existing.array_keys()):
+            raise ValueError(f"variable {stored[0]!r} already exists, but encoding was provided")
+    elif region is not None:
+        raise ValueError(f"region= writes into existing arrays, and there is no group at {_where(store, group)}")
+    write_region: dict[str, slice] | None = None
+    if region is not None:
+        ds, write_region = _region(ds, region, cast(Group, existing), append_dim)
+    fmt = 3 if zarr_format is None else zarr_format
     variables, attributes = conventions.encode_dataset_coordinates(ds)
     for name, enc in encoding.items():
         variables[name].encoding = enc
-    target = ZarrpyWritableStore(
-        lambda attributes: open_group(store, mode=mode, path=group, zarr_format=zarr_format,
-                                      storage_options=storage_options, attributes=attributes),
-        zarr_format=zarr_format, safe_chunks=safe_chunks,
-    )
+
+    def open_target(attributes: dict[str, Any]) -> Group:
+        if existing is not None:
+            return existing
+        try:
+            return open_group(store, mode="w" if mode == "w" else "w-", path=group, zarr_format=fmt,
+                              storage_options=storage_options, attributes=attributes)
+        except NodeExistsError as exc:
+            raise NodeExistsError(f"to_zarrpy: {_where(store, group)} already holds a Zarr node; pass mode='w' "
+                                  "to replace it, or mode='a' to add to it (append_dim= to append along "
+                                  "a dimension, region= to write into part of it)") from exc
+
+    target = ZarrpyWritableStore(open_target, zarr_format=fmt, safe_chunks=safe_chunks, mode=mode,
+                                 existing=existing, append_dim=append_dim, region=write_region)
     writer = ArrayWriter()
     target.store(variables, attributes, set(encoding), writer)
     writer.sync()
     group_written = cast(Group, target.group)
-    if consolidated:
+    if consolidated and mode != "r+":
         consolidate_metadata(group_written.store)
     return group_written
+
+
+_MODES = ("w-", "w", "a", "a-", "r+")
+
+
+def _choose_mode(mode: str | None, append_dim: Hashable | None, region: Any) -> str:
+    """``to_zarr``'s rules: the default mode (``"a"`` with ``append_dim``,
+    ``"r+"`` with ``region``, else ``"w-"``) and which modes take which."""
+    if mode is None:
+        mode = "a" if append_dim is not None else "r+" if region is not None else "w-"
+    if mode not in _MODES:
+        raise ValueError(f"mode must be one of {', '.join(map(repr, _MODES))}, got {mode!r}")
+    if append_dim is not None and mode not in ("a", "a-"):
+        raise ValueError(f"append_dim= appends to existing arrays: it needs mode='a' (or 'a-'), got mode={mode!r}")
+    if region is not None and mode not in ("a", "a-", "r+"):
+        raise ValueError(f"region= writes into existing arrays: it needs mode='r+' or 'a', got mode={mode!r}")
+    return mode
+
+
+def _where(store: Any, group: str | None) -> str:
+    name = getattr(store, "display_name", None) or str(store)
+    return repr(name) + (f" (group {group!r})" if group else "")
+
+
+def _existing_group(store: Any, group: str | None, storage_options: dict[str, Any] | None, mode: str) -> Group | None:
+    """The group to add to, opened for writing; None when there is none and ``mode`` may create it."""
+    try:
+        return open_group(store, mode="r+", path=group, storage_options=storage_options, use_consolidated=False)
+    except NodeNotFoundError:
+        if mode == "r+":
+            raise NodeNotFoundError(f"to_zarrpy: mode='r+' writes into an existing group, and there is none at "
+                                    f"{_where(store, group)}; pass mode='a' or 'w-' to create it") from None
+        return None
+
+
+def _region(ds: xr.Dataset, region: Any, group: Group, append_dim: Hashable | None) -> tuple[xr.Dataset, dict[str, slice]]:
+    """``region`` checked (and ``"auto"`` parts found) as ``to_zarr`` does;
+    ``ds`` without its indexes, which a region write cannot change."""
+    if region == "auto":
+        region = dict.fromkeys(ds.dims, "auto")
+    if not isinstance(region, Mapping):
+        raise TypeError(f"region must be a dict of slices or 'auto', got {type(region).__name__}")
+    found: dict[str, slice] = {}
+    for dim, part in region.items():
+        if dim not in ds.dims:
+            raise ValueError(f"region: {dim!r} is not a dimension of the dataset ({list(ds.dims)})")
+        if isinstance(part, str) and part == "auto":
+            part = _auto_region(ds, str(dim), group)
+        if not isinstance(part, slice):
+            raise TypeError(f"region: {dim!r} must be a slice or 'auto', got {part!r}")
+        if part.step not in (1, None):
+            raise ValueError(f"region: the slice of {dim!r} must have step 1, got {part!r}")
+        found[str(dim)] = part
+    if append_dim is not None and append_dim in found:
+        raise ValueError(f"{append_dim!r} cannot be both append_dim and in region")
+    unrelated = [k for k, v in ds.variables.items() if not set(found).intersection(v.dims)]
+    if found and unrelated:
+        raise ValueError(f"region: every variable written needs one of the region's dimensions {list(found)}; "
+                         f"drop the others first: .drop_vars({unrelated!r})")
+    return ds.drop_vars(ds.indexes), found
+
+
+def _auto_region(ds: xr.Dataset, dim: str, group: Group) -> slice:
+    """Where ``ds``'s coordinate ``dim`` lies in the stored one (contiguous), as ``region="auto"`` finds it."""
+    if dim not in ds.variables:
+        return slice(0, ds.sizes[dim])
+    if dim not in group.array_keys():
+        raise ValueError(f"region='auto': the store has no coordinate {dim!r} to find the region in")
+    source = ZarrpyDataStore(group)
+    stored = conventions.decode_cf_variable(dim, source.open_store_variable(dim, _stored_array(group, dim)).compute())
+    positions = stored.to_index().get_indexer(ds.get_index(dim))
+    if (positions == -1).any():
+        raise KeyError(f"region='auto': not all values of coordinate {dim!r} are in the stored one; a region write "
+                       "cannot change coordinates")
+    if len(positions) and (np.diff(positions) != 1).any():
+        raise ValueError(f"region='auto': the values of coordinate {dim!r} are not a contiguous part of the stored ones")
+    return slice(int(positions[0]), int(positions[-1]) + 1) if len(positions) else slice(0, 0)
+
+
+def _stored_array(group: Group, name: str) -> Array:
+    """The array ``name`` of ``group``; ValueError when a group has that name."""
+    node = group[name]
+    if not isinstance(node, Array):
+        raise ValueError(f"variable {name!r}: the store holds a group of that name, not an array")
+    return node
+
+
+@dataclass(frozen=True)
+class _ArrayUpdate:
+    """An existing variable's write: into ``region`` of ``array``, grown to ``shape`` first when appending."""
+
+    variable: xr.Variable
+    array: Array
+    shape: tuple[int, ...]
+    region: tuple[slice, ...]
+
+
+def _write(writer: ArrayWriter, variable: xr.Variable, array: Array, region: tuple[slice, ...]) -> None:
+    """Dask data through ``writer`` (block by block when it syncs); data in
+    memory (xarray's CF encoding has loaded it) at once."""
+    if variable.chunks is not None and variable.size:
+        writer.add(variable.data, array, region=region or None)
+    else:
+        array[region or ...] = variable.values
 
 
 @dataclass(frozen=True)
@@ -147,12 +310,19 @@ class ZarrpyWritableStore(AbstractWritableDataStore):
     data through the writer (block by block, when it syncs), other data at
     once. A bad encoding or dask chunking raises before anything is created."""
 
-    __slots__ = ("group", "_open_target", "_zarr_format", "_safe_chunks")
+    __slots__ = ("group", "_open_target", "_zarr_format", "_safe_chunks", "_mode", "_existing", "_append_dim",
+                 "_region")
 
-    def __init__(self, open_target: Callable[[dict[str, Any]], Group], *, zarr_format: int = 3, safe_chunks: bool = True):
+    def __init__(self, open_target: Callable[[dict[str, Any]], Group], *, zarr_format: int = 3, safe_chunks: bool = True,
+                 mode: str = "w-", existing: Group | None = None, append_dim: Hashable | None = None,
+                 region: dict[str, slice] | None = None):
         self._open_target = open_target
         self._zarr_format = zarr_format
         self._safe_chunks = safe_chunks
+        self._mode = mode
+        self._existing = existing
+        self._append_dim = append_dim
+        self._region = region
         self.group: Group | None = None
 
     def encode_variable(self, variable: xr.Variable, name: Hashable = None) -> xr.Variable:
@@ -179,19 +349,72 @@ class ZarrpyWritableStore(AbstractWritableDataStore):
         """
         if unlimited_dims:
             raise NotImplementedError("Zarr has no unlimited dimensions")
-        variables, attributes = self.encode(variables, attributes)
-        plans = [self._plan(name, v, strict=name in check_encoding_set) for name, v in variables.items()]
-        self.group = group = self._open_target(dict(attributes))  # only now: nothing is created when a plan fails
+        stored = set(self._existing.array_keys()) if self._existing is not None else set()
+        old = {name: v for name, v in variables.items() if name in stored}
+        if self._mode == "r+" and (new_names := [k for k in variables if k not in stored]):
+            raise ValueError(f"the dataset has variables that are not in the store, {new_names!r}, which "
+                             "mode='r+' cannot create; pass mode='a' to add them")
+        if self._append_dim is not None and not self._has_dimension(self._append_dim):
+            raise ValueError(f"append_dim={self._append_dim!r} does not match any dimension of the stored dataset")
+        encoded, attributes = self.encode({k: v for k, v in variables.items() if k not in old}, attributes)
+        updates = [self._update(name, v) for name, v in self._encoded_as_stored(old).items()
+                   if self._mode != "a-" or self._append_dim in v.dims]
+        plans = [self._plan(name, v, strict=name in check_encoding_set) for name, v in encoded.items()]
+        # Only now, everything checked: create the group (or change the existing one) and the arrays.
+        self.group = group = self._open_target(dict(attributes))
+        if self._existing is not None and self._mode != "r+":
+            group.attrs.put(dict(attributes))
         arrays = [group.create_array(plan.name, **plan.create) for plan in plans]
         arrays = [_with_null_fill_value(a) if plan.null_fill else a for plan, a in zip(plans, arrays)]
         dask_writer = writer if writer is not None else ArrayWriter()
         for plan, array in zip(plans, arrays):
-            if plan.variable.chunks is not None and plan.variable.size:
-                dask_writer.add(plan.variable.data, array)
-            else:  # in memory: xarray's CF encoding has loaded it
-                array[...] = plan.variable.values
+            _write(dask_writer, plan.variable, array, ())
+        for update in updates:
+            if update.shape != update.array.shape:
+                update.array.resize(update.shape)
+            _write(dask_writer, update.variable, update.array, update.region)
         if writer is None:
             dask_writer.sync()
+
+    def _has_dimension(self, dim: Hashable) -> bool:
+        """Does some stored array have dimension ``dim``?"""
+        if self._existing is None:
+            return False
+        return dim in ZarrpyDataStore(self._existing).get_dimensions()
+
+    def _encoded_as_stored(self, variables: Mapping[str, xr.Variable]) -> dict[str, xr.Variable]:
+        """``variables`` that exist in the store, encoded with the stored
+        encoding (as xarray does: the appended values must be encoded exactly
+        as the stored ones), with their dimensions in the stored order."""
+        if not variables:
+            return {}
+        group = cast(Group, self._existing)
+        source = ZarrpyDataStore(group)
+        raw = {k: source.open_store_variable(k, _stored_array(group, k)) for k in variables}
+        stored, _, _ = conventions.decode_cf_variables(variables=raw, attributes={})
+        with_encoding = {}
+        for name, v in variables.items():
+            _validate_datatypes_for_zarr_append(name, stored[name], v)
+            with_encoding[name] = v.copy(deep=False)
+            with_encoding[name].encoding = stored[name].encoding
+        encoded, _ = self.encode(with_encoding, {})
+        return {name: _validate_and_transpose_existing_dims(name, encoded[name], stored[name], self._region,
+                                                            self._append_dim) for name in encoded}
+
+    def _update(self, name: str, variable: xr.Variable) -> _ArrayUpdate:
+        """Where one existing variable goes: its array, the region, the array's new shape when appending."""
+        array = _stored_array(cast(Group, self._existing), name)
+        shape = list(array.shape)
+        parts = {dim: (self._region or {}).get(str(dim), slice(None)) for dim in variable.dims}
+        if self._append_dim is not None and self._append_dim in variable.dims:
+            axis = variable.dims.index(self._append_dim)
+            parts[self._append_dim] = slice(array.shape[axis], None)
+            shape[axis] += variable.shape[axis]
+        region = tuple(parts[dim] for dim in variable.dims)
+        if variable.chunks is not None and variable.size and self._safe_chunks:
+            starts = tuple(r.indices(n)[0] for r, n in zip(region, shape))
+            _check_dask_chunks(name, variable.chunks, array.chunks, array.shards, starts)
+        return _ArrayUpdate(variable, array, tuple(shape), region)
 
     def _plan(self, name: str, variable: xr.Variable, *, strict: bool) -> _ArrayPlan:
         """The array of one encoded variable, as xarray's ``ZarrStore.set_variables`` makes it."""
@@ -270,13 +493,14 @@ def _chunks(name: str, variable: xr.Variable, given: Any) -> Any:
 
 
 def _check_dask_chunks(name: str, dask_chunks: tuple[tuple[int, ...], ...], chunks: tuple[int, ...],
-                       shards: tuple[int, ...] | None) -> None:
+                       shards: tuple[int, ...] | None, starts: tuple[int, ...] | None = None) -> None:
     """Every dask block but the last along a dimension must end on a boundary
-    of the array's chunks (shards, when sharded): else two tasks would write
-    one stored object (ChunkAlignmentError, a ValueError)."""
+    of the array's chunks (shards, when sharded), counted from ``starts``
+    (where a region or an append begins): else two tasks would write one
+    stored object (ChunkAlignmentError, a ValueError)."""
     what, grid = ("chunk", chunks) if shards is None else ("shard", shards)
     for dim, (sizes, unit) in enumerate(zip(dask_chunks, grid)):
-        end = first_misaligned(sizes, 0, unit)
+        end = first_misaligned(sizes, starts[dim] if starts else 0, unit)
         if end is not None:
             raise ChunkAlignmentError(
                 f"variable {name!r}: dask chunks {sizes} along dimension {dim} do not align with the stored "

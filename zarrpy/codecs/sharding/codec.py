@@ -31,11 +31,12 @@ coordinates, then (or after) the index. Reading takes any order and gaps.
 
 from __future__ import annotations
 
+from types import EllipsisType
 from typing import Any, Mapping, Sequence
 
 import numpy as np
 
-from ...core._typing import BytesLike
+from ...core._typing import BytesLike, Shape
 from ...core.array_bytes import ArrayBytes
 from ...core.batches import even_runs
 from ...errors import CodecError
@@ -228,8 +229,7 @@ class ShardingCodec(ArrayToBytesCodec):
         view = memoryview(data)
         inner_shape = layout.inner_spec.shape
         # Each inner chunk's box of ``dest``, by flat position (C order).
-        boxes = [dest[tuple(slice(c * n, (c + 1) * n) for c, n in zip(coords, inner_shape))]
-                 for coords in np.ndindex(*layout.grid_shape)]
+        boxes = [dest[_box(coords, inner_shape)] for coords in np.ndindex(*layout.grid_shape)]
         entries = index.entries.reshape(-1, 2).tolist()
         stored = []
         for pos, here in enumerate(index.present().tolist()):
@@ -433,8 +433,10 @@ def _parse_chunk_shape(value: Any) -> tuple[int, ...]:
     return tuple(int(n) for n in value)
 
 
-
-
+def _box(coords: tuple[int, ...], inner_shape: Shape) -> tuple[slice | EllipsisType, ...]:
+    """The key of an inner chunk's box in a shard's array: its slices and an
+    Ellipsis, which keeps the box of a 0-d shard a view (``dest[()]`` is a scalar)."""
+    return (*(slice(c * n, (c + 1) * n) for c, n in zip(coords, inner_shape)), Ellipsis)
 
 
 __all__ = ["ShardingCodec"]
