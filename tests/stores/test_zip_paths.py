@@ -114,3 +114,17 @@ def test_cli_cp_to_a_zip_path_writes_a_zip(tmp_path):
     again = _cp(str(src), str(out), "--overwrite")
     assert again.returncode == 1 and "zip archive already" in again.stderr
     assert out.read_bytes() == before
+
+
+def test_an_unpickled_zip_store_names_itself_and_closes(tmp_path):
+    import pickle
+
+    path = tmp_path / "p.zip"
+    a = zarrpy.create_array(path, shape=(4,), dtype="u1")
+    a[:] = 5
+    a.store.close()
+    copy = pickle.loads(pickle.dumps(a.store))
+    assert str(path) in copy.display_name
+    np.testing.assert_array_equal(zarrpy.open_array(copy)[:], [5] * 4)
+    copy.close()
+    copy.close()

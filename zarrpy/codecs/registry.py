@@ -73,15 +73,17 @@ _BUILTIN: dict[str, str] = {
 
 # Codecs other implementations write that zarrpy cannot read, and why: named
 # in the error instead of "unknown codec" (a plugin may still provide one).
-_NOT_YET = "registered in zarr-extensions and not implemented in zarrpy yet"
 _UNSUPPORTED: dict[str, str] = {
     "zarrs.gdeflate": "no Python implementation exists (zarrs' GDeflate, nvCOMP's GPU-friendly "
     "deflate variant; no maintained Python binding is on PyPI)",
-    "cast_value": _NOT_YET,
-    "scale_offset": _NOT_YET,
-    "n5_default": _NOT_YET,
-    "conditional": _NOT_YET,
 }
+# Codec names of the zarr-extensions registry (its codecs/ folder) that zarrpy
+# has no implementation of yet: "not supported", not "unknown".
+_UNSUPPORTED.update(dict.fromkeys((
+    "arrow-ipc", "cast_value", "cast-value", "conditional", "jpeg", "jpegxl", "label_multiset", "lzw", "n5",
+    "n5_default", "n5_label_multiset", "n5_varlen", "nanovdb", "offset", "pad", "scale_offset", "scale-offset",
+    "singleton_dim", "vlen-ndarray",
+), "it is in the zarr-extensions registry, and zarrpy does not implement it yet"))
 
 # Native implementations of names in a prefix family. Like the family's
 # adapter classes they are not stored in the registry (register_codec can

@@ -270,6 +270,7 @@ def _reopen_read_only(path: str, was_writable: bool) -> ZipStore:
     """An unpickled ZipStore: read-only, opened on first use (the original
     may still be writing when it is pickled)."""
     store = ZipStore.__new__(ZipStore)
+    store._display_name = path
     store.path = Path(path)
     store.mode = "r"
     store.read_only = True
@@ -277,6 +278,7 @@ def _reopen_read_only(path: str, was_writable: bool) -> ZipStore:
     store.allowZip64 = True
     store._lock = threading.RLock()
     store._zf = None
+    store._finalizer = None
     store._reopened_read_only = was_writable
     return store
 
