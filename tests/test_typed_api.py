@@ -34,7 +34,7 @@ _FOREIGN = "another library's store object or options, typed by that optional pa
 ALLOWED: dict[tuple[str, str], str] = {
     **{(f"Array.{m}", "return"): _READ for m in (
         "__getitem__", "get_basic_selection", "get_orthogonal_selection", "get_coordinate_selection",
-        "get_mask_selection", "get_vectorized_selection", "read", "get_block_selection")},
+        "get_mask_selection", "get_vectorized_selection", "read", "get_block_selection", "get_inner_block_selection")},
     ("Array.fill_value", "return"): _FILL,
     ("GrowableArray.__getitem__", "return"): _READ,
     **{(f, "fill_value"): _FILL for f in ("create_array", "create", "full", "from_array")},

@@ -129,8 +129,16 @@ INTEROP = {
 }
 
 
+# zarr-python 3.1 (the newest for Python 3.11) has no struct type and fails
+# writing 0-d sharded arrays (an IndexError in its shard index); 3.4 does both.
+OLD_ORACLE = tuple(int(p) for p in zarr.__version__.split(".")[:2]) < (3, 4)
+ORACLE_LACKS = "this zarr-python (older than 3.4, the newest for Python 3.11) "
+
+
 @pytest.mark.parametrize("name", sorted(INTEROP))
 def test_zarr_python_reads_what_zarrpy_writes(tmp_path, name):
+    if OLD_ORACLE and name == "struct":
+        pytest.skip(ORACLE_LACKS + "has no 'struct' data type")
     ours, theirs, value = INTEROP[name]
     path = str(tmp_path / "x.zarr")
     a = zarrpy.create_array(path, shape=(), dtype=ours, chunks=(), shards=())
@@ -144,6 +152,7 @@ def test_zarr_python_reads_what_zarrpy_writes(tmp_path, name):
     assert got.shape == () and got.tolist() == np.asarray(a[...]).tolist()
 
 
+@pytest.mark.skipif(OLD_ORACLE, reason=ORACLE_LACKS + "cannot write 0-d sharded arrays")
 @pytest.mark.parametrize("name", sorted(INTEROP))
 def test_zarrpy_reads_and_rewrites_what_zarr_python_writes(tmp_path, name):
     ours, theirs, value = INTEROP[name]

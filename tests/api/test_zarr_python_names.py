@@ -67,8 +67,10 @@ def test_array_values_and_group_values_match_zarr_python(both: tuple[Any, Any]) 
 
 def test_get_array_and_get_group_match_zarr_python(both: tuple[Any, Any]) -> None:
     ours, theirs = both
-    assert ours.get_array("b/x").path == theirs.get_array("b/x").path == "b/x"
-    assert ours.get_group("b/c").path == theirs.get_group("b/c").path == "b/c"
+    assert ours.get_array("b/x").path == ours.get_group("b/c").path[:2] + "x" == "b/x"
+    assert ours.get_group("b/c").path == "b/c"
+    if hasattr(theirs, "get_array"):  # zarr-python 3.4 has them; 3.1 (the newest on Python 3.11) not
+        assert theirs.get_array("b/x").path == "b/x" and theirs.get_group("b/c").path == "b/c"
     for get, wrong in ((ours.get_array, "b"), (ours.get_group, "a"), (ours.get_array, "nope"),
                        (ours.get_group, "nope/deeper")):
         with pytest.raises(NodeNotFoundError):
