@@ -67,9 +67,10 @@ def test_array_values_and_group_values_match_zarr_python(both: tuple[Any, Any]) 
 
 def test_get_array_and_get_group_match_zarr_python(both: tuple[Any, Any]) -> None:
     ours, theirs = both
-    assert ours.get_array("b/x").path == ours.get_group("b/c").path[:2] + "x" == "b/x"
+    assert ours.get_array("b/x").path == "b/x"
     assert ours.get_group("b/c").path == "b/c"
-    if hasattr(theirs, "get_array"):  # zarr-python 3.4 has them; 3.1 (the newest on Python 3.11) not
+    oracle_has_them = hasattr(theirs, "get_array")  # zarr-python 3.4 does; 3.1 (the newest on Python 3.11) not
+    if oracle_has_them:
         assert theirs.get_array("b/x").path == "b/x" and theirs.get_group("b/c").path == "b/c"
     for get, wrong in ((ours.get_array, "b"), (ours.get_group, "a"), (ours.get_array, "nope"),
                        (ours.get_group, "nope/deeper")):
@@ -80,7 +81,7 @@ def test_get_array_and_get_group_match_zarr_python(both: tuple[Any, Any]) -> Non
     with pytest.raises(NodeNotFoundError, match=r"holds an array, not a group; use get_array"):
         ours.get_group("a")
     with pytest.raises(FileNotFoundError):  # zarr-python's ArrayNotFoundError is one too
-        theirs.get_array("nope")
+        (theirs if oracle_has_them else ours).get_array("nope")
 
 
 def test_require_groups_matches_zarr_python(both: tuple[Any, Any]) -> None:
