@@ -171,3 +171,21 @@ def test_zarrpy_reads_and_rewrites_what_zarr_python_writes(tmp_path, name):
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         assert_same(zarr.open_array(path, mode="r")[()], want)
+
+
+def test_requests_of_a_0d_shard():
+    """A 0-d shard is one inner chunk: a write covers it whole (one set, no
+    read first), a read is one request, and writing the fill value deletes it."""
+    from tests.test_array_sharding import CountingStore
+
+    store = CountingStore()
+    a = zarrpy.create_array(store, shape=(), dtype="uint8", chunks=(), shards=())
+    store.reset()
+    a[...] = 42
+    assert store.requests == 0 and dict(store.sets) == {"c": 1}
+    store.reset()
+    assert a[()] == 42
+    assert store.requests == 1 and not store.sets
+    store.reset()
+    a[()] = 0
+    assert store.requests == 0 and dict(store.deletes) == {"c": 1}

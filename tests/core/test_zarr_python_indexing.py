@@ -412,18 +412,24 @@ def test_orthogonal_indexing_edge_cases():
     assert_array_equal(oindex(a, (0, slice(None), [True, True, True])), z.oindex[0, :, [True, True, True]])
 
 
+def _assert_sets_like_numpy(a: np.ndarray, z, method: str, accessor: str, selection: Any, value: Any) -> None:
+    """``z.<method>(selection, value)`` and ``z.<accessor>[selection] = value``,
+    each on a zeroed ``z``, store what numpy stored in ``a``."""
+    z[:] = 0
+    getattr(z, method)(selection, value)
+    assert_array_equal(a, z[:])
+    z[:] = 0
+    getattr(z, accessor)[selection] = value
+    assert_array_equal(a, z[:])
+
+
 def _check_set_orthogonal(v: np.ndarray, a: np.ndarray, z, selection: Any) -> None:
     for value in 42, oindex(v, selection), oindex(v, selection).tolist():
         if isinstance(value, list) and value == []:
             continue  # as in zarr-python: an empty list keeps no dimensions
         a[:] = 0
         oindex_set(a, selection, value)
-        z[:] = 0
-        z.set_orthogonal_selection(selection, value)
-        assert_array_equal(a, z[:])
-        z[:] = 0
-        z.oindex[selection] = value
-        assert_array_equal(a, z[:])
+        _assert_sets_like_numpy(a, z, "set_orthogonal_selection", "oindex", selection, value)
 
 
 def test_set_orthogonal_selection_1d():
@@ -547,12 +553,7 @@ def _check_set_coordinate(v: np.ndarray, a: np.ndarray, z, selection: Any) -> No
     for value in 42, v[selection], v[selection].tolist():
         a[:] = 0
         a[selection] = value
-        z[:] = 0
-        z.set_coordinate_selection(selection, value)
-        assert_array_equal(a, z[:])
-        z[:] = 0
-        z.vindex[selection] = value
-        assert_array_equal(a, z[:])
+        _assert_sets_like_numpy(a, z, "set_coordinate_selection", "vindex", selection, value)
 
 
 def test_set_coordinate_selection_1d():
@@ -649,12 +650,7 @@ def _check_set_block(v: np.ndarray, a: np.ndarray, z, selection: Any, region: An
     for value in 42, v[region], v[region].tolist():
         a[:] = 0
         a[region] = value
-        z[:] = 0
-        z.set_block_selection(selection, value)
-        assert_array_equal(a, z[:])
-        z[:] = 0
-        z.blocks[selection] = value
-        assert_array_equal(a, z[:])
+        _assert_sets_like_numpy(a, z, "set_block_selection", "blocks", selection, value)
 
 
 @pytest.mark.parametrize("layout", LAYOUTS)
@@ -725,13 +721,8 @@ def test_get_mask_selection_2d():
 
 def _check_set_mask(v: np.ndarray, a: np.ndarray, z, selection: np.ndarray) -> None:
     a[:] = 0
-    z[:] = 0
     a[selection] = v[selection]
-    z.set_mask_selection(selection, v[selection])
-    assert_array_equal(a, z[:])
-    z[:] = 0
-    z.vindex[selection] = v[selection]
-    assert_array_equal(a, z[:])
+    _assert_sets_like_numpy(a, z, "set_mask_selection", "vindex", selection, v[selection])
     z[:] = 0
     z[selection] = v[selection]
     assert_array_equal(a, z[:])

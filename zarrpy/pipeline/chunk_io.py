@@ -120,10 +120,11 @@ class ChunkIO:
         self.write_empty_chunks = write_empty_chunks
         self.cache = cache
         """Decoded (inner) chunks are read through it when given (see :meth:`read_chunk_shape`)."""
+        where = f"array {path or '/'!r} in {store.display_name}"
         try:
             self.chain = chain_from_json(metadata.codecs)  # shared by arrays with the same codecs
         except UnknownCodecError as exc:
-            raise UnknownCodecError(f"array {path or '/'!r} in {store.display_name}: {exc}") from None
+            raise UnknownCodecError(f"{where}: {exc}") from None
         self.grid = RegularChunkGrid(metadata.shape, metadata.chunk_shape)
         self.spec = ChunkSpec(metadata.chunk_shape, metadata.data_type, metadata.fill_value)
         self.bound: BoundChain = self.chain.bind(self.spec)
@@ -138,7 +139,7 @@ class ChunkIO:
                 "codecs: sharding_indexed chunk_shape" if self.inner is not None else "chunk_grid.chunk_shape",
             )
         except MetadataError as exc:
-            raise MetadataError(f"array {path or '/'!r} in {store.display_name}: {exc}") from None
+            raise MetadataError(f"{where}: {exc}") from None
         fill = metadata.fill_value if metadata.data_type.is_variable else fixed_fill(self.spec)[()]
         self.form = ElementForm(metadata.data_type, fill, chain.array_to_bytes.ragged_dtype())
         self._options = DecodeOptions(map_fn=map_chunks)
