@@ -9,7 +9,7 @@ Frozen, slotted value types (after zarr-python's ``ByteRequest``):
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, Callable, TypeAlias
+from typing import Any, Callable, Hashable, NamedTuple, TypeAlias
 
 import numpy as np
 
@@ -51,6 +51,40 @@ class SuffixRequest:
 
 ByteRequest: TypeAlias = RangeRequest | OffsetRequest | SuffixRequest
 """Any one byte-range request; ``None`` where a request is taken means the whole value."""
+
+
+class VersionedRequest(NamedTuple):
+    """One request of :meth:`~zarrpy.stores.abc.Store.get_versioned`: bytes
+    of ``key`` (``range`` None: all of them), answered only if the object
+    still has version ``if_match`` when one is given."""
+
+    key: str
+    range: ByteRequest | None = None
+    if_match: Hashable | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class ObjectRead:
+    """The answer to a :class:`VersionedRequest`: the bytes, and what the
+    store told of the object with them, in the same request.
+
+    ``size`` is the object's whole length (from ``Content-Range``, an
+    object's metadata, ``fstat``), so a suffix read needs no separate size
+    request. ``version`` identifies the object's content (an ETag, a GCS
+    generation, size + mtime + inode of a local file); None when the store
+    cannot tell versions, and then nothing read from it may be kept between
+    reads. ``data`` is None when the request's ``if_match`` no longer holds
+    (:attr:`changed`): the object was replaced, and nothing of it was read.
+    """
+
+    data: bytes | None
+    size: int
+    version: Hashable | None
+
+    @property
+    def changed(self) -> bool:
+        """True when the object no longer has the version the request named."""
+        return self.data is None
 
 
 def slice_bytes(value: bytes, request: ByteRequest | None) -> bytes:
@@ -246,6 +280,7 @@ def _as_list(values: Any) -> list[int]:
 
 
 __all__ = [
-    "ByteRequest", "CoalescedRead", "OffsetRequest", "RangeRequest", "ShortRead", "SuffixRequest",
+    "ByteRequest", "CoalescedRead", "ObjectRead", "OffsetRequest", "RangeRequest", "ShortRead", "SuffixRequest",
+    "VersionedRequest",
     "coalesce_ranges", "read_coalesced", "slice_bytes",
 ]

@@ -26,10 +26,14 @@ HAS_PREAD = hasattr(os, "pread") and hasattr(os, "preadv")
 class OpenFile:
     """An open regular file of a store: ``fd`` and ``size``; a context manager that closes it."""
 
-    __slots__ = ("fd", "size")
+    __slots__ = ("fd", "size", "version")
 
-    def __init__(self, fd: int, size: int):
+    def __init__(self, fd: int, size: int, version: tuple[int, ...] | None = None):
         self.fd, self.size = fd, size
+        self.version = version
+        """What identifies the file's content: size, mtime (ns), inode and
+        device from the ``fstat`` of the open descriptor (a write replaces
+        the file by rename, so a new content is a new inode)."""
 
     def __enter__(self) -> OpenFile:
         return self

@@ -17,7 +17,7 @@ from abc import ABC, abstractmethod
 from contextlib import AbstractContextManager, nullcontext
 from typing import Any, Hashable, Iterable, Iterator, Sequence
 
-from ..core.byte_range import ByteRequest
+from ..core.byte_range import ByteRequest, ObjectRead, VersionedRequest
 from ..errors import InvalidKeyError, KeyNotFoundError, ReadOnlyError, StoreError
 
 READ_ONLY_HINT = ("it was opened with mode='r' or read_only=True; "
@@ -93,6 +93,12 @@ class Store(ABC):
     read_only: bool = False
     supports_deletes: bool = True
     """False for stores that cannot remove a value (zip archives)."""
+    request_concurrency: int = 64
+    """How many requests a batch (:meth:`get_partial_values`,
+    :meth:`get_versioned`) keeps in flight at once: a setting of its own,
+    apart from the chunk thread pool, since a remote request waits on the
+    network, not on a core. Stores take it as a constructor argument or an
+    attribute set on the object."""
     whole_read_nbytes: int = 0
     """Values up to this size are read whole even when a reader wants a part:
     below it, a request's own cost exceeds the bytes a partial read saves
@@ -134,6 +140,31 @@ class Store(ABC):
     ) -> list[bytes | None]:
         """Answer many (key, range) requests at once, in order."""
         return [self.get(key, rng) for key, rng in requests]
+
+    def get_versioned(self, requests: Sequence[VersionedRequest]) -> list[ObjectRead | None]:
+        """Answer many requests at once, each with the object's size and
+        version (None: the key is missing; see :class:`ObjectRead`).
+
+        A request with ``if_match`` is answered only if the object still has
+        that version; else its :attr:`ObjectRead.changed` is True and no
+        bytes come back. The default asks the size (:meth:`getsize`) and
+        then the bytes, and tells no versions; stores override it with what
+        their backend returns in one request (``Content-Range`` and ETag,
+        ``fstat``), checking ``if_match`` in the same request.
+        """
+        out: list[ObjectRead | None] = []
+        for key, request, if_match in requests:
+            try:
+                size = self.getsize(key)
+            except KeyNotFoundError:
+                out.append(None)
+                continue
+            if if_match is not None:  # no versions here: the match cannot be confirmed
+                out.append(ObjectRead(None, size, None))
+                continue
+            data = self.get(key, request)
+            out.append(None if data is None else ObjectRead(data, size, None))
+        return out
 
     def set_many(self, items: Iterable[tuple[str, bytes]]) -> None:
         """Store many ``(key, value)`` pairs; stores that can batch writes override this."""

@@ -18,11 +18,13 @@ b'{}'
 
 from __future__ import annotations
 
+import itertools
 import threading
+import weakref
 from contextlib import contextmanager
-from typing import Any, Hashable, Iterator, MutableMapping
+from typing import Any, Hashable, Iterator, MutableMapping, Sequence
 
-from ..core.byte_range import ByteRequest, SuffixRequest, slice_bytes
+from ..core.byte_range import ByteRequest, ObjectRead, SuffixRequest, VersionedRequest, slice_bytes
 from ..errors import KeyNotFoundError
 from .abc import Store, store_error, validate_key, validate_prefix
 
@@ -33,6 +35,42 @@ def _slice(value: bytes, request: ByteRequest | None) -> bytes:
     if isinstance(request, SuffixRequest) and request.length >= len(value):
         return value
     return slice_bytes(value, request)
+
+
+_SERIALS = itertools.count(1)
+
+
+class _Versions:
+    """Versions of the values of one backing mapping, shared by every
+    ``MemoryStore`` over it: key -> (id of the value object, serial). A
+    value is identified by its object, so a value replaced in the mapping
+    (through any store over it, or behind their back) gets a new serial."""
+
+    __slots__ = ("table", "__weakref__")
+
+    def __init__(self) -> None:
+        self.table: dict[str, tuple[int, int]] = {}
+
+    def of(self, key: str, value: bytes) -> int:
+        """The version of ``value``, now under ``key`` (call under the store's lock)."""
+        entry = self.table.get(key)
+        if entry is None or entry[0] != id(value):
+            entry = self.table[key] = (id(value), next(_SERIALS))
+        return entry[1]
+
+
+# One version table per live backing mapping (the stores over it hold the
+# mapping, so its id names no other mapping while the table is alive).
+_TABLES: weakref.WeakValueDictionary[int, _Versions] = weakref.WeakValueDictionary()
+_TABLES_LOCK = threading.Lock()
+
+
+def _versions_of(data: MutableMapping[str, bytes]) -> _Versions:
+    with _TABLES_LOCK:
+        table = _TABLES.get(id(data))
+        if table is None:
+            table = _TABLES[id(data)] = _Versions()
+        return table
 
 
 class MemoryStore(Store):
@@ -61,6 +99,7 @@ class MemoryStore(Store):
     ) -> None:
         self._data: MutableMapping[str, bytes] = {} if store_dict is None else store_dict
         self._lock = threading.Lock()
+        self._versions = _versions_of(self._data)
         self.read_only = read_only
 
     @contextmanager
@@ -88,6 +127,23 @@ class MemoryStore(Store):
         if value is None:
             return None
         return _slice(value, byte_range)
+
+    def get_versioned(self, requests: Sequence[VersionedRequest]) -> list[ObjectRead | None]:
+        """Each request's bytes with the value's length and version (a serial
+        that changes whenever the value is replaced)."""
+        out: list[ObjectRead | None] = []
+        for key, request, if_match in requests:
+            validate_key(key)
+            with self._lock, self._backend("read", key):
+                value = self._data.get(key)
+                version = None if value is None else self._versions.of(key, value)
+            if value is None:
+                out.append(None)
+            elif if_match is not None and if_match != version:
+                out.append(ObjectRead(None, len(value), version))
+            else:
+                out.append(ObjectRead(_slice(value, request), len(value), version))
+        return out
 
     def _set(self, key: str, value: bytes) -> None:
         with self._lock, self._backend("write", key):
@@ -135,6 +191,7 @@ class MemoryStore(Store):
     def __setstate__(self, state: dict[str, Any]) -> None:
         self._data = state["data"]
         self._lock = threading.Lock()
+        self._versions = _versions_of(self._data)
         self.read_only = state["read_only"]
 
     def __repr__(self) -> str:
