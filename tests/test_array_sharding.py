@@ -7,12 +7,16 @@ The store traffic is measured with :class:`CountingStore`, a wrapper of
 (key, range) is ONE request however many ranges it batches (an empty batch is
 counted apart, not as a request). It also counts the bytes it returns and the
 ``set`` and ``delete`` calls, and size requests (``getsize``: a stat, a
-HEAD), which count as requests too.
+HEAD), which count as requests too. A ``get_versioned`` call (a batch of
+reads that also return each object's size and version) is one request too,
+like a batch.
 
-What DESIGN.md ("Sharding") promises and these tests hold zarrpy to:
-reading part of a shard costs one size request (the index is checked
-against the shard's length before anything else is read), one index read
-plus one batched read of the inner chunks needed; a write reads each shard at most once and writes it
+What DESIGN.md ("Sharding", "Remote stores") promises and these tests hold
+zarrpy to: reading part of shards costs one batched suffix read of their
+indexes (which returns each shard's length: the index is checked against
+it before anything else is read, with no size request) plus one batched read
+of the inner chunks needed, and a later read into the same shard only the
+second, conditional on the shard's version; a write reads each shard at most once and writes it
 once, not at all when the write covers it whole; untouched inner chunks keep
 their encoded bytes; inner chunks of fill values are left out and a shard left
 all fill is deleted; a corrupt shard is an error naming its key.
@@ -60,6 +64,7 @@ class CountingStore(Store):
             self.sets: Counter[str] = Counter()
             self.deletes: Counter[str] = Counter()
             self.sizes: Counter[str] = Counter()  # size requests (a stat, a HEAD) per key
+            self.versioned: Counter[str] = Counter()  # versioned reads (get_versioned items) per key
 
     # -- counters -------------------------------------------------------
     @property
@@ -70,6 +75,10 @@ class CountingStore(Store):
     def reads_of(self, key: str) -> int:
         """Requests that fetched (any part of) ``key``."""
         return self.gets[key] + self.batch_keys[key]
+
+    @property
+    def request_concurrency(self):
+        return self.inner.request_concurrency
 
     @property
     def set_calls(self) -> int:
@@ -99,6 +108,19 @@ class CountingStore(Store):
             for key in {k for k, _ in requests}:
                 self.batch_keys[key] += 1
             self.nbytes += sum(len(v) for v in out if v is not None)
+        return out
+
+    def get_versioned(self, requests):
+        requests = list(requests)
+        out = self.inner.get_versioned(requests)
+        with self._counts_lock:
+            if requests:
+                self.batches += 1
+            for key in {r.key for r in requests}:
+                self.batch_keys[key] += 1
+            for r in requests:
+                self.versioned[r.key] += 1
+            self.nbytes += sum(len(v.data) for v in out if v is not None and v.data is not None)
         return out
 
     def _set(self, key, value):
@@ -176,7 +198,7 @@ def _shard_keys(store: CountingStore) -> set[str]:
 
 
 # --------------------------------------------------------------------------
-# reads: one index read + one batched read per shard
+# reads: one batch of index reads, one batch of inner-chunk reads
 
 
 @pytest.mark.parametrize("location", ["end", "start"])
@@ -193,11 +215,14 @@ def test_reading_one_inner_chunk_costs_two_reads_and_only_its_bytes(location, se
     store.reset()
     got = a[sel]
     np.testing.assert_array_equal(got, data[sel])
-    # a size request, then the index and the inner chunk
-    assert store.requests == 3 and dict(store.sizes) == {"c/0/0": 1}, (store.gets, store.batches)
+    # the index (a suffix read that also tells the shard's length), then the inner chunk
+    assert store.requests == 2 and not store.sizes, (store.gets, store.batches)
     assert store.reads_of("c/0/0") == 2
     assert store.nbytes == index_nbytes(a) + len(chunk_bytes)
     assert store.set_calls == 0
+    store.reset()  # again: the index is kept, the inner chunk read on the condition that the shard is unchanged
+    np.testing.assert_array_equal(a[sel], data[sel])
+    assert store.requests == 1 and store.nbytes == len(chunk_bytes)
 
 
 @pytest.mark.parametrize("location", ["end", "start"])
@@ -216,32 +241,34 @@ def test_reading_k_inner_chunks_of_one_shard_costs_two_reads(location, sel, how)
     else:
         got, expected = a[sel], data[sel]
     np.testing.assert_array_equal(got, expected)
-    assert store.requests == 3 and dict(store.sizes) == {"c/0/0": 1}  # size, index, one batch
+    assert store.requests == 2 and not store.sizes  # the index, then one batch
     assert store.reads_of("c/0/0") == 2
     assert store.nbytes <= len(store.raw("c/0/0"))
 
 
-def test_partial_reads_across_shards_cost_two_reads_per_shard():
+def test_partial_reads_across_shards_cost_two_batches_in_all():
     store, a = make_array(shape=(70, 70))  # 3x3 shards, edge shards 6 wide
     data = _data(a.shape, seed=2)
     a[...] = data
     store.reset()
     sel = (slice(5, 67, 2), slice(30, 66))  # cuts all 9 shards, none whole
     np.testing.assert_array_equal(a[sel], data[sel])
-    assert store.requests == 3 * 9  # a size request and two reads per shard
-    assert all(store.reads_of(f"c/{i}/{j}") == 2 and store.sizes[f"c/{i}/{j}"] == 1
-               for i in range(3) for j in range(3))
+    assert store.requests == 2 and not store.sizes  # every index in one batch, every inner chunk in one
+    assert all(store.reads_of(f"c/{i}/{j}") == 2 for i in range(3) for j in range(3))
 
 
 def test_reading_missing_shards_and_empty_inner_chunks():
     store, a = make_array()
     a[40:48, 40:48] = 7  # one inner chunk of shard c/1/1
     store.reset()
-    np.testing.assert_array_equal(a[0:20, 0:20], 0)  # missing shard: one size request, nothing read
-    assert store.requests == 1 and dict(store.sizes) == {"c/0/0": 1} and store.nbytes == 0
+    np.testing.assert_array_equal(a[0:20, 0:20], 0)  # missing shard: one index request, nothing read
+    assert store.requests == 1 and not store.sizes and store.nbytes == 0
     store.reset()
-    np.testing.assert_array_equal(a[33:39, 33:39], 0)  # stored shard, empty inner chunk: size and index only
-    assert store.requests == 2 and store.nbytes == index_nbytes(a)
+    np.testing.assert_array_equal(a[33:39, 33:39], 0)  # stored shard, empty inner chunk: the index only
+    assert store.requests == 1 and store.nbytes == index_nbytes(a)
+    store.reset()  # the kept index is confirmed (a conditional read of it), nothing else read
+    np.testing.assert_array_equal(a[33:39, 33:39], 0)
+    assert store.requests == 1 and store.nbytes == index_nbytes(a)
 
 
 def test_reading_whole_shards_fetches_each_once():
@@ -542,8 +569,8 @@ def test_read_chunks_returns_inner_chunks_and_reads_each_index_once():
     for c, block in zip(READ_CHUNKS, got):
         np.testing.assert_array_equal(block, data[_chunk_region(c, (8, 8), a.shape)])
     assert got[4].shape == (6, 6) and got[7].shape == (6, 8)  # edge inner chunks are clipped
-    assert set(store.gets) == READ_CHUNKS_SHARDS
-    assert all(store.gets[key] == 1 for key in READ_CHUNKS_SHARDS), "one index read per shard"
+    assert set(store.versioned) == READ_CHUNKS_SHARDS and not store.gets
+    assert store.requests == 2, "every index in one batch, every inner chunk in another"
     assert store.set_calls == 0
 
 
@@ -552,9 +579,9 @@ def test_read_chunks_reads_each_shard_once():
     a[...] = _data(a.shape, seed=11)
     store.reset()
     a.read_chunks(READ_CHUNKS)
-    for key in READ_CHUNKS_SHARDS:
-        assert store.batch_keys[key] <= 1, f"{key}: read {store.batch_keys[key]} times for its inner chunks"
-    assert store.requests == 3 * len(READ_CHUNKS_SHARDS)  # size, index, one batch per shard
+    for key in READ_CHUNKS_SHARDS:  # one index read and one read for its inner chunks
+        assert store.batch_keys[key] == 2, f"{key}: read {store.batch_keys[key]} times"
+    assert store.requests == 2  # the indexes in one batch, the inner chunks in one
 
 
 def test_read_chunks_of_missing_shards_and_empty_inner_chunks_are_fill():

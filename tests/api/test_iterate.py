@@ -418,7 +418,9 @@ class _ThreadRecorder(MemoryStore):
 def test_small_blocks_are_read_by_the_caller_and_big_ones_on_the_pool(monkeypatch):
     """A block decoding at most INLINE_READ_NBYTES is read in the calling
     thread (the pool costs more than it saves there); a bigger one spreads
-    its arrays over the pool."""
+    its arrays over the pool (on a store where each request is a round trip,
+    a read's chunks are fetched in one batch and decoded on the pool; the
+    chunk read in part is read there too)."""
     monkeypatch.setenv("ZARRPY_THREADS", "2")
     store = _ThreadRecorder()
     arrays, data = [], []
@@ -436,7 +438,7 @@ def test_small_blocks_are_read_by_the_caller_and_big_ones_on_the_pool(monkeypatc
         store.threads.clear()
         got = np.concatenate([np.array(b.nda) for b in zarrpy.iter_rows(arrays, rows)])
         np.testing.assert_array_equal(got, expected)
-        if pooled:  # every read on the pool, the cut chunk's too
-            assert store.threads and all(name.startswith("zarrpy") for name in store.threads), store.threads
+        if pooled:  # the cut chunk read on the pool
+            assert any(name.startswith("zarrpy") for name in store.threads), store.threads
         else:
             assert store.threads == {caller}

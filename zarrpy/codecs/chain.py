@@ -256,6 +256,12 @@ class BoundChain:
         return ScratchDecoder(self, like)
 
     @property
+    def holds_chunks(self) -> bool:
+        """True when a stored chunk holds chunks of its own, each with its own
+        place in it (a shard: an array-to-bytes codec with inner chunks)."""
+        return self.chain.array_to_bytes.inner_chunks() is not None
+
+    @property
     def capabilities(self) -> CodecCapabilities:
         """Partial decoding pays off only when every codec reads partially;
         it skips checks when any codec's partial reads do. (Worked out once:

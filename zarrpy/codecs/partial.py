@@ -22,6 +22,7 @@ read is worth it.
 
 from __future__ import annotations
 
+import bisect
 from abc import ABC, abstractmethod
 from dataclasses import dataclass
 from typing import Any, Callable, Protocol, Sequence, TypeVar
@@ -190,6 +191,74 @@ class BytesReader:
         return None if self.value is None else len(self.value)
 
 
+class PrefetchedReader:
+    """A :class:`ByteReader` of one stored value whose needed ranges were
+    fetched beforehand (by the read planner, for many values in one batch):
+    a request inside a fetched range is answered from memory; any other goes
+    to ``fallback`` (a reader of the value), so an unplanned request costs a
+    round trip but never a wrong answer. ``total`` is the value's length."""
+
+    __slots__ = ("total", "fallback", "_starts", "_ends", "_data")
+    cheap_requests = True
+    """Fetched ranges are sliced from memory (see :class:`ByteReader`)."""
+
+    def __init__(self, total: int, fallback: ByteReader):
+        self.total, self.fallback = total, fallback
+        self._starts: list[int] = []
+        self._ends: list[int] = []
+        self._data: list[bytes] = []
+
+    def add(self, ranges: Sequence[RangeRequest], data: Sequence[bytes]) -> None:
+        """Keep the fetched ``data`` of disjoint ``ranges`` (sorted or not)."""
+        for r, d in sorted(zip(ranges, data), key=lambda item: item[0].start):
+            self._starts.append(r.start)
+            self._ends.append(r.start + len(d))
+            self._data.append(d)
+        order = sorted(range(len(self._starts)), key=self._starts.__getitem__)
+        self._starts = [self._starts[i] for i in order]
+        self._ends = [self._ends[i] for i in order]
+        self._data = [self._data[i] for i in order]
+
+    def _span(self, request: ByteRequest | None) -> tuple[int, int]:
+        n = self.total
+        if request is None:
+            return 0, n
+        if isinstance(request, RangeRequest):
+            return min(request.start, n), min(max(request.end, request.start), n)
+        if isinstance(request, OffsetRequest):
+            return min(request.offset, n), n
+        if isinstance(request, SuffixRequest):
+            return max(0, n - request.length), n
+        raise TypeError(f"not a byte request: {request!r}")
+
+    def _cached(self, request: ByteRequest | None) -> bytes | None:
+        start, end = self._span(request)
+        i = bisect.bisect_right(self._starts, start) - 1
+        if i < 0 or end > self._ends[i]:
+            return None
+        data, lo = self._data[i], start - self._starts[i]
+        if lo == 0 and end - start == len(data):
+            return data
+        return bytes(memoryview(data)[lo : lo + end - start])
+
+    def __call__(self, request: ByteRequest | None = None) -> bytes | None:
+        got = self._cached(request)
+        return got if got is not None else self.fallback(request)
+
+    def read_many(self, requests: Sequence[ByteRequest | None]) -> list[bytes | None]:
+        """Each request from the fetched ranges; the others in one batched read of ``fallback``."""
+        out = [self._cached(r) for r in requests]
+        missing = [i for i, got in enumerate(out) if got is None]
+        if missing:
+            for i, got in zip(missing, self.fallback.read_many([requests[i] for i in missing])):
+                out[i] = got
+        return out
+
+    def size(self) -> int:
+        """The value's length, as the store reported it with the fetched bytes."""
+        return self.total
+
+
 class WholeBytesDecoder:
     """The default bytes-to-bytes partial decoder: read everything below once,
     decode it once, and answer every request from the decoded bytes."""
@@ -290,6 +359,7 @@ __all__ = [
     "DecodeOptions",
     "PARTIAL",
     "PARTIAL_UNCHECKED",
+    "PrefetchedReader",
     "RangeReader",
     "WHOLE_ONLY",
     "WholeBytesDecoder",

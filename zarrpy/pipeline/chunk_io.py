@@ -45,6 +45,7 @@ from .cache_hook import ChunkCache
 from .synchronizer import Synchronizer
 from .concurrency import for_each_batch, map_chunks
 from .locks import locked
+from .shard_reads import IndexCache, ShardReads
 from .values import ElementForm
 
 
@@ -148,6 +149,11 @@ class ChunkIO:
         # would skip a check (crc32c); a shard is not (see CodecCapabilities).
         holds_chunks = chain.array_to_bytes.inner_chunks() is not None
         self._partial = caps.partial_decode and (not caps.skips_checks or holds_chunks)
+        self._indexes = IndexCache(cache, self._cache_prefix)
+        """Checked shard indexes with the version of their shard (see :mod:`.shard_reads`)."""
+        self._shard_reads = ShardReads(store, self.bound, self._options, self._indexes) if self.inner else None
+        """Plans partial reads of shards in two batches (a plain chain whose
+        array-to-bytes codec is sharding; other chains read shard by shard)."""
 
     # -- keys ----------------------------------------------------------
     @property
@@ -274,6 +280,9 @@ class ChunkIO:
         by_key: dict[str, list[Projection]] = {}
         for proj in projections:
             by_key.setdefault(self.key(proj.chunk_coords), []).append(proj)
+        if not self.store.reads_in_place:
+            self._read_staged(out, list(by_key.items()))
+            return
 
         def read_batch(batch: list[tuple[str, list[Projection]]]) -> None:
             in_part = [self._reads_partially(group) for _, group in batch]
@@ -298,6 +307,40 @@ class ChunkIO:
         else:
             for_each_batch(read_batch, items)
 
+    def _read_staged(self, out: np.ndarray, items: list[tuple[str, list[Projection]]]) -> None:
+        """:meth:`read_into` where each request is a round trip (object
+        stores; memory): every stored chunk the read needs is fetched in one
+        batch, and the shards read in part in two (their indexes, with the
+        whole chunks; then their inner chunks: :class:`ShardReads`), before
+        the chunks are decoded on the pool."""
+        in_part = [self._reads_partially(group) for _, group in items]
+        whole = [item for item, part in zip(items, in_part) if not part]
+        part = [item for item, part in zip(items, in_part) if part]
+        decoders: dict[str, ArrayPartialDecoder] = {}
+        if part and self._shard_reads is not None:
+            decoders, data = self._shard_reads.prepare(
+                [(key, [p.chunk_dim_selection for p in group]) for key, group in part], [k for k, _ in whole])
+        else:
+            data = self._fetch([k for k, _ in whole])
+        tasks: list[tuple[str, list[Projection], Any, bool]] = [
+            (key, group, value, False) for (key, group), value in zip(whole, data)]
+        tasks += [(key, group, None, True) for key, group in part]
+
+        def decode_batch(batch: list[tuple[str, list[Projection], Any, bool]]) -> None:
+            with self.bound.scratch_decoder(like=out) as decode:
+                for key, group, value, partial in batch:
+                    if not partial:
+                        self._scatter_whole(out, key, group, value, decode)
+                    elif key in decoders:
+                        self._scatter_decoded_part(out, key, group, decoders[key])
+                    else:
+                        self._scatter_part(out, key, group)
+
+        if self._small_read(len(tasks)) and not part:
+            decode_batch(tasks)
+        else:
+            for_each_batch(decode_batch, tasks)
+
     def _small_read(self, nchunks: int) -> bool:
         """Whether ``nchunks`` stored chunks of fixed-size elements decode to
         at most :data:`INLINE_READ_NBYTES`: then the calling thread reads
@@ -317,10 +360,14 @@ class ChunkIO:
             outer = tuple([c // p for c, p in zip(proj.chunk_coords, per)])
             by_outer.setdefault(outer, {}).setdefault(proj.chunk_coords, []).append(proj)
 
+        loaded: dict[ChunkCoords, Any] = {}
+        if not self.store.reads_in_place:  # one staged load of every missing chunk, then scatter on the pool
+            loaded = self._cached_chunks(cache, [c for group in by_outer.values() for c in group])
+
         def read_batch(batch: list[dict[ChunkCoords, list[Projection]]]) -> None:
             # A batch holds whole stored chunks, so a shard's index is read once.
             units = [item for group in batch for item in group.items()]
-            chunks = self._cached_chunks(cache, [coords for coords, _ in units])
+            chunks = loaded or self._cached_chunks(cache, [coords for coords, _ in units])
             for coords, group in units:
                 for proj in group:
                     _put(out, proj, chunks[coords][(*proj.chunk_selection, Ellipsis)])
@@ -362,7 +409,10 @@ class ChunkIO:
         return (self._lock_token, self.path, self.shape, self.chunk_shape)
 
     def forget(self, coords: Iterable[ChunkCoords]) -> None:
-        """Drop the cached (inner) chunks of the stored chunks at ``coords``."""
+        """Drop the cached (inner) chunks and shard indexes of the stored chunks at ``coords``."""
+        coords = list(coords)
+        if self.inner is not None:
+            self._indexes.discard([self.key(c) for c in coords])
         cache = self.cache
         if cache is None:
             return
@@ -375,7 +425,8 @@ class ChunkIO:
         cache.discard(keys)
 
     def forget_all(self) -> None:
-        """Drop every cached chunk of this array (its shape changed)."""
+        """Drop every cached chunk and shard index of this array (its shape changed)."""
+        self._indexes.clear()
         if self.cache is not None:
             self.cache.discard_prefix(self._cache_prefix)
 
@@ -526,6 +577,13 @@ class ChunkIO:
         results: list[Any] = [None] * len(coords_list)
         groups = self.members(coords_list)
 
+        decoders: dict[str, ArrayPartialDecoder] = {}
+        staged = self._shard_reads is not None and self._partial and not self.store.reads_in_place
+        if staged:  # every shard's index, then every inner chunk, each stage one batch
+            assert self._shard_reads is not None
+            decoders, _ = self._shard_reads.prepare(
+                [(self.key(outer), [m.selection for m in members]) for outer, members in groups.items()])
+
         def read_group(batch: list[ChunkCoords]) -> None:
             whole = [] if self._partial and self.inner is not None else batch
             for outer, data in zip(whole, self._fetch([self.key(o) for o in whole])):
@@ -539,9 +597,12 @@ class ChunkIO:
                 key = self.key(outer)
                 members = groups[outer]
                 try:
-                    with self.store.open_reader(key) as reader:
-                        decoder = self.bound.partial_decoder(reader, self._options)
-                        parts = decoder.decode_selections([m.selection for m in members])
+                    if key in decoders:
+                        parts = decoders[key].decode_selections([m.selection for m in members])
+                    else:
+                        with self.store.open_reader(key) as reader:
+                            decoder = self.bound.partial_decoder(reader, self._options)
+                            parts = decoder.decode_selections([m.selection for m in members])
                     for m, part in zip(members, parts):
                         results[m.position] = (
                             self._fill_region(m.shape) if part is None else self.form.to_numpy(part).reshape(m.shape)

@@ -26,7 +26,7 @@ import numpy as np
 
 from ...core.array_bytes import ArrayBytes
 from ...core.batches import even_runs
-from ...core.byte_range import ByteRequest, RangeRequest, ShortRead, SuffixRequest, read_coalesced
+from ...core.byte_range import ByteRequest, RangeRequest, ShortRead, SuffixRequest, coalesce_ranges, read_coalesced
 from ...errors import ChunkDecodeError
 from ..partial import ArrayPartialDecoder, DecodeOptions, RangeReader
 from ...core.indexing import ChunkProjection, OrthogonalIndexer, whole_chunk_box
@@ -63,7 +63,8 @@ class ShardPartialDecoder(ArrayPartialDecoder):
         self._loaded = False
 
     def index(self) -> ShardIndex | None:
-        """The shard's checked index (read on first use), or None if the shard is missing.
+        """The shard's checked index (read on first use, unless the read
+        planner loaded it: :meth:`load_index`), or None if the shard is missing.
 
         Raises
         ------
@@ -86,18 +87,72 @@ class ShardPartialDecoder(ArrayPartialDecoder):
                 request: ByteRequest = RangeRequest(0, k)
             else:
                 request = RangeRequest(total - k, total) if total is not None else SuffixRequest(k)
-            raw = self._read(request)
-            if raw is not None:
-                if len(raw) < k:
-                    raise ChunkDecodeError(
-                        f"codec {NAME!r}: shard of {len(raw)} bytes is shorter than its {k}-byte index"
-                    )
-                # Checked against the shard's length (when the reader knows it) before any
-                # inner chunk is read: no entry may run past the end or into the index.
-                offset = 0 if layout.index_at_start else None if total is None else total - k
-                self._index = layout.checked_index(bytes(raw), offset, total)
-            self._loaded = True
+            self.load_index(self._read(request), total)
         return self._index
+
+    def index_request(self) -> ByteRequest:
+        """The one request that fetches the index without knowing the shard's
+        length: a suffix read when it is at the end (the store's answer
+        carries the length, which :meth:`load_index` checks it against)."""
+        k = self.layout.index_nbytes
+        return RangeRequest(0, k) if self.layout.index_at_start else SuffixRequest(k)
+
+    def load_index(self, raw: bytes | None, total: int | None) -> ShardIndex | None:
+        """Decode and check the index from ``raw`` (what :meth:`index_request`,
+        or an explicit range, read; None: the shard is missing) against the
+        shard's length ``total`` (None: unknown), and keep it.
+
+        Raises ChunkDecodeError when the shard is shorter than its index or an
+        entry runs past its end, into the index or over another entry.
+        """
+        layout = self.layout
+        k = layout.index_nbytes
+        self._index = None
+        if raw is not None:
+            if (total is not None and total < k) or len(raw) < k:
+                n = len(raw) if total is None else total
+                raise ChunkDecodeError(f"codec {NAME!r}: shard of {n} bytes is shorter than its {k}-byte index")
+            raw = bytes(raw[:k]) if layout.index_at_start else bytes(raw[len(raw) - k:])
+            offset = 0 if layout.index_at_start else None if total is None else total - k
+            self._index = layout.checked_index(raw, offset, total)
+        self._loaded = True
+        return self._index
+
+    def use_index(self, index: ShardIndex | None) -> None:
+        """Take an index checked earlier (a cached one, whose shard the read
+        planner confirms unchanged): no index read at all."""
+        self._index, self._loaded = index, True
+
+    def byte_ranges(self, selections: Sequence[tuple[Any, ...]]) -> list[RangeRequest]:
+        """The merged byte ranges :meth:`decode_selections` (or ``_into``)
+        will read for ``selections``, once the index is loaded: every stored
+        inner chunk they touch, whole, merged as :meth:`read_inner` merges
+        them. A planner fetches them for many shards in one batch; an inner
+        chunk read in part reads inside these ranges."""
+        index = self.index()
+        if index is None:
+            return []
+        layout = self.layout
+        caps = layout.inner.capabilities
+        # Inner shards (nested sharding) needed in part read their own index
+        # and ranges, through the fallback: the whole inner shard could be huge.
+        nested = caps.partial_decode and not caps.skips_checks and layout.inner.holds_chunks
+        half = layout.chunk_size // 2
+        positions: set[int] = set()
+        for selection in selections:
+            indexer = OrthogonalIndexer(normalise_selection(selection), layout.spec.shape, layout.inner_spec.shape)
+            positions.update(layout.position(p.chunk_coords) for p in indexer
+                             if not (nested and math.prod(p.chunk_block_shape) <= half))
+        starts, ends = [], []
+        for pos in positions:
+            loc = index.get(pos)
+            if loc is not None and loc[1] > 0:
+                starts.append(loc[0])
+                ends.append(loc[0] + loc[1])
+        if not starts:
+            return []
+        run_starts, run_ends = coalesce_ranges(starts, ends, self.max_gap_nbytes)
+        return [RangeRequest(a, b) for a, b in zip(run_starts.tolist(), run_ends.tolist())]
 
     def decode_selection(self, selection: tuple[Any, ...]) -> ArrayBytes | None:
         """The orthogonal ``selection`` of the shard, or None if the shard is missing.

@@ -1,0 +1,250 @@
+"""Partial shard reads planned in stages, each stage one concurrent batch.
+
+A read that takes parts of many shards needs, for each, the shard's index
+and then the inner chunks the index points to. Asking shard by shard costs
+three sequential round trips per shard on an object store (a size request,
+the index, the inner chunks). :class:`ShardReads` asks for all of them
+together instead:
+
+1. **indexes**: one batch of suffix reads (:meth:`Store.get_versioned`) for
+   the shards whose index it does not hold; each answer carries the shard's
+   length (the index is checked against it: the reliability bounds check,
+   with no HEAD) and its version;
+2. **inner chunks**: one batch of every shard's merged byte ranges, each
+   conditional on the version its index came from.
+
+Checked indexes are kept (:class:`IndexCache`) with the shard's version and
+length, so a later read into the same shard costs one round trip. A kept
+index is used only under that condition: when the shard changed (or was
+deleted) since, the store says so instead of answering, the index is
+dropped and the shard is planned again, so a read never combines an index
+with another version's bytes. Stores that tell no versions keep nothing.
+"""
+
+from __future__ import annotations
+
+from collections import OrderedDict
+from dataclasses import dataclass
+from threading import Lock
+from typing import Any, Callable, Hashable, Sequence
+
+from ..codecs.chain import BoundChain
+from ..codecs.partial import ChunkSelection, DecodeOptions, PrefetchedReader
+from ..codecs.sharding.index import ShardIndex
+from ..codecs.sharding.partial import ShardPartialDecoder
+from ..core.byte_range import ObjectRead, RangeRequest, VersionedRequest
+from ..errors import CodecError, StoreError, at_key
+from ..stores.abc import Store
+from .cache_hook import ChunkCache
+from .io_pool import map_io
+
+MAX_ATTEMPTS = 4
+"""Plans of one shard before a read gives up on a shard that changes under
+every one of them (each attempt is a new index and new bytes)."""
+
+INDEX_CACHE_ENTRIES = 512
+"""Shard indexes an array keeps when no central cache is given."""
+
+
+@dataclass(frozen=True, slots=True)
+class IndexEntry:
+    """A checked shard index and the shard it came from."""
+
+    index: ShardIndex
+    size: int
+    version: Hashable
+
+    @property
+    def nbytes(self) -> int:
+        """What the entry holds, for a cache's byte budget."""
+        return int(self.index.entries.nbytes)
+
+
+class IndexCache:
+    """Checked shard indexes by store key: in the central ``cache`` when one
+    is given (under ``prefix``, so dropping a node's entries drops these),
+    else in a small LRU of this array's own."""
+
+    def __init__(self, cache: ChunkCache | None, prefix: tuple[Any, ...], capacity: int = INDEX_CACHE_ENTRIES):
+        self._cache, self._prefix = cache, (*prefix, "shard-index")
+        self._own: OrderedDict[str, IndexEntry] = OrderedDict()
+        self._capacity = capacity
+        self._lock = Lock()
+
+    def get(self, key: str) -> IndexEntry | None:
+        """The entry kept for ``key``, or None."""
+        if self._cache is not None:
+            try:
+                entry: IndexEntry = self._cache[(*self._prefix, key)]
+                return entry
+            except KeyError:
+                return None
+        with self._lock:
+            entry_or_none = self._own.get(key)
+            if entry_or_none is not None:
+                self._own.move_to_end(key)
+            return entry_or_none
+
+    def put(self, key: str, entry: IndexEntry) -> None:
+        """Keep ``entry`` for ``key``."""
+        if self._cache is not None:
+            self._cache.store_if_current((*self._prefix, key), entry, self._cache.version)
+            return
+        with self._lock:
+            self._own[key] = entry
+            self._own.move_to_end(key)
+            while len(self._own) > self._capacity:
+                self._own.popitem(last=False)
+
+    def clear(self) -> None:
+        """Drop every entry of this array."""
+        if self._cache is not None:
+            self._cache.discard_prefix(self._prefix)
+            return
+        with self._lock:
+            self._own.clear()
+
+    def discard(self, keys: Sequence[str]) -> None:
+        """Drop the entries of ``keys`` (their shards were written or changed)."""
+        if self._cache is not None:
+            self._cache.discard([(*self._prefix, key) for key in keys])
+            return
+        with self._lock:
+            for key in keys:
+                self._own.pop(key, None)
+
+
+@dataclass(slots=True)
+class _Plan:
+    """One shard of a read being planned: its decoder and what it needs."""
+
+    key: str
+    selections: list[ChunkSelection]
+    decoder: ShardPartialDecoder
+    reader: PrefetchedReader
+    entry: IndexEntry | None = None
+    ranges: list[RangeRequest] | None = None
+    cached: bool = False
+
+
+class ShardReads:
+    """Stage 1 (indexes) and stage 2 (inner-chunk ranges) of the partial
+    shard reads of one operation (see the module docstring)."""
+
+    def __init__(self, store: Store, bound: BoundChain, options: DecodeOptions, indexes: IndexCache):
+        self.store, self.bound, self.options, self.indexes = store, bound, options, indexes
+
+    def prepare(
+        self, wanted: Sequence[tuple[str, list[ChunkSelection]]], whole: Sequence[str] = ()
+    ) -> tuple[dict[str, ShardPartialDecoder], list[bytes | None]]:
+        """Decoders for the shards ``wanted`` (key, selections of it), each
+        with its index and the bytes it needs in memory, and the whole
+        values of the keys ``whole``, fetched with the first stage."""
+        plans = [self._plan(key, selections) for key, selections in wanted]
+        done: dict[str, ShardPartialDecoder] = {}
+        whole_data = self._stage_indexes(plans, whole)
+        for attempt in range(MAX_ATTEMPTS):
+            if attempt:
+                self._stage_indexes(plans, ())
+            changed = self._stage_ranges(plans)
+            done.update((p.key, p.decoder) for p in plans if p.key not in changed)
+            plans = [self._plan(p.key, p.selections) for p in plans if p.key in changed]
+            if not plans:
+                return done, whole_data
+        keys = ", ".join(repr(p.key) for p in plans)
+        raise StoreError(f"shard {keys} in {self.store.display_name} changed during each of {MAX_ATTEMPTS} reads of it")
+
+    def _plan(self, key: str, selections: list[ChunkSelection]) -> _Plan:
+        reader = PrefetchedReader(0, self.store.reader(key))
+        decoder = self.bound.partial_decoder(reader, self.options)
+        assert isinstance(decoder, ShardPartialDecoder)  # ChunkIO plans shards of plain chains only
+        return _Plan(key, selections, decoder, reader)
+
+    def _stage_indexes(self, plans: list[_Plan], whole: Sequence[str]) -> list[bytes | None]:
+        """Stage 1: kept indexes taken, the others read in one batch (the
+        ``whole`` values with them)."""
+        missing: list[_Plan] = []
+        for plan in plans:
+            entry = self.indexes.get(plan.key)
+            if entry is None:
+                missing.append(plan)
+            else:
+                plan.entry, plan.cached = entry, True
+                plan.decoder.use_index(entry.index)
+                plan.reader.total = entry.size
+        requests = [VersionedRequest(p.key, p.decoder.index_request()) for p in missing]
+        answers, whole_data = _together(
+            lambda: self.store.get_versioned(requests) if requests else [],
+            lambda: self.store.get_partial_values([(k, None) for k in whole]) if whole else [],
+            bool(requests and whole),
+        )
+        for plan, answer in zip(missing, answers):
+            self._take_index(plan, answer)
+        return whole_data
+
+    def _take_index(self, plan: _Plan, answer: ObjectRead | None) -> None:
+        if answer is None or answer.data is None:  # a missing shard: fill, nothing to keep
+            plan.decoder.use_index(None)
+            return
+        try:
+            index = plan.decoder.load_index(answer.data, answer.size)
+        except CodecError as exc:
+            raise at_key(exc, plan.key) from exc
+        plan.reader.total = answer.size
+        if index is not None and answer.version is not None:
+            plan.entry = IndexEntry(index, answer.size, answer.version)
+            self.indexes.put(plan.key, plan.entry)
+
+    def _stage_ranges(self, plans: list[_Plan]) -> set[str]:
+        """Stage 2: every shard's ranges in one batch, conditional on the
+        version of its index; the keys whose shard changed meanwhile."""
+        versioned: list[tuple[_Plan, RangeRequest | None]] = []
+        plain: list[tuple[_Plan, RangeRequest]] = []
+        for plan in plans:
+            plan.ranges = plan.decoder.byte_ranges(plan.selections)
+            version = plan.entry.version if plan.entry is not None else None
+            if version is None:
+                plain.extend((plan, r) for r in plan.ranges)
+            elif plan.ranges:
+                versioned.extend((plan, r) for r in plan.ranges)
+            elif plan.cached:  # nothing to read, but a kept index must still be confirmed
+                versioned.append((plan, None))
+        answers, data = _together(
+            lambda: self.store.get_versioned(
+                [VersionedRequest(p.key, r if r is not None else p.decoder.index_request(), p.entry.version)  # type: ignore[union-attr]
+                 for p, r in versioned]) if versioned else [],
+            lambda: self.store.get_partial_values([(p.key, r) for p, r in plain]) if plain else [],
+            bool(versioned and plain),
+        )
+        changed: set[str] = set()
+        got: dict[str, tuple[list[RangeRequest], list[bytes]]] = {}
+        for (plan, request), answer in zip(versioned, answers):
+            if answer is None or answer.data is None:
+                changed.add(plan.key)
+            elif request is not None:
+                ranges, datas = got.setdefault(plan.key, ([], []))
+                ranges.append(request)
+                datas.append(answer.data)
+        for (plan, request), value in zip(plain, data):
+            if value is not None:
+                ranges, datas = got.setdefault(plan.key, ([], []))
+                ranges.append(request)
+                datas.append(value)
+        if changed:
+            self.indexes.discard(sorted(changed))
+        for plan in plans:
+            if plan.key in got and plan.key not in changed:
+                plan.reader.add(*got[plan.key])
+        return changed
+
+
+def _together(first: Callable[[], list[Any]], second: Callable[[], list[Any]], both: bool) -> tuple[list[Any], list[Any]]:
+    """``first()`` and ``second()``; with ``both`` (each has requests to
+    send) on the I/O pool, so their requests are in flight at the same time."""
+    if not both:
+        return first(), second()
+    results = map_io(lambda call: call(), [first, second])
+    return results[0], results[1]
+
+
+__all__ = ["INDEX_CACHE_ENTRIES", "IndexCache", "IndexEntry", "MAX_ATTEMPTS", "ShardReads"]
