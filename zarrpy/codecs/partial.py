@@ -310,6 +310,33 @@ class ArrayPartialDecoder(ABC):
         return self.decode_selections([selection])[0]
 
 
+class IndexedDecoder(ArrayPartialDecoder):
+    """A partial decoder of a value that holds an index of where its parts
+    are (a shard), read in two steps a read planner can batch over many
+    values: :meth:`index_request`, answered with the value's length to
+    :meth:`load_index` (or a kept index to :meth:`use_index`), then the
+    ranges :meth:`byte_ranges` names, fetched before decoding."""
+
+    __slots__ = ()
+
+    @abstractmethod
+    def index_request(self) -> ByteRequest:
+        """The one request that fetches the index without knowing the value's length."""
+
+    @abstractmethod
+    def load_index(self, raw: bytes | None, total: int | None) -> Any:
+        """Check and keep the index read by :meth:`index_request` (None: the
+        value is missing) against the value's length ``total``; return it."""
+
+    @abstractmethod
+    def use_index(self, index: Any) -> None:
+        """Take an index returned by :meth:`load_index` earlier (no read)."""
+
+    @abstractmethod
+    def byte_ranges(self, selections: Sequence[ChunkSelection]) -> list[RangeRequest]:
+        """The merged byte ranges decoding ``selections`` reads, once the index is there."""
+
+
 class WholeChunkDecoder(ArrayPartialDecoder):
     """The default: decode the whole chunk once (``load()``; None when it is
     missing), then take each selection from it."""
@@ -357,6 +384,7 @@ __all__ = [
     "CodecCapabilities",
     "DEFAULT_OPTIONS",
     "DecodeOptions",
+    "IndexedDecoder",
     "PARTIAL",
     "PARTIAL_UNCHECKED",
     "PrefetchedReader",

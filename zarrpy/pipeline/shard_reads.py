@@ -29,9 +29,7 @@ from threading import Lock
 from typing import Any, Callable, Hashable, Sequence
 
 from ..codecs.chain import BoundChain
-from ..codecs.partial import ChunkSelection, DecodeOptions, PrefetchedReader
-from ..codecs.sharding.index import ShardIndex
-from ..codecs.sharding.partial import ShardPartialDecoder
+from ..codecs.partial import ChunkSelection, DecodeOptions, IndexedDecoder, PrefetchedReader
 from ..core.byte_range import ObjectRead, RangeRequest, VersionedRequest
 from ..errors import CodecError, StoreError, at_key
 from ..stores.abc import Store
@@ -50,7 +48,8 @@ INDEX_CACHE_ENTRIES = 512
 class IndexEntry:
     """A checked shard index and the shard it came from."""
 
-    index: ShardIndex
+    index: Any
+    """What :meth:`IndexedDecoder.load_index` returned (a ``ShardIndex``)."""
     size: int
     version: Hashable
 
@@ -120,7 +119,7 @@ class _Plan:
 
     key: str
     selections: list[ChunkSelection]
-    decoder: ShardPartialDecoder
+    decoder: IndexedDecoder
     reader: PrefetchedReader
     entry: IndexEntry | None = None
     ranges: list[RangeRequest] | None = None
@@ -136,12 +135,12 @@ class ShardReads:
 
     def prepare(
         self, wanted: Sequence[tuple[str, list[ChunkSelection]]], whole: Sequence[str] = ()
-    ) -> tuple[dict[str, ShardPartialDecoder], list[bytes | None]]:
+    ) -> tuple[dict[str, IndexedDecoder], list[bytes | None]]:
         """Decoders for the shards ``wanted`` (key, selections of it), each
         with its index and the bytes it needs in memory, and the whole
         values of the keys ``whole``, fetched with the first stage."""
         plans = [self._plan(key, selections) for key, selections in wanted]
-        done: dict[str, ShardPartialDecoder] = {}
+        done: dict[str, IndexedDecoder] = {}
         whole_data = self._stage_indexes(plans, whole)
         for attempt in range(MAX_ATTEMPTS):
             if attempt:
@@ -157,7 +156,7 @@ class ShardReads:
     def _plan(self, key: str, selections: list[ChunkSelection]) -> _Plan:
         reader = PrefetchedReader(0, self.store.reader(key))
         decoder = self.bound.partial_decoder(reader, self.options)
-        assert isinstance(decoder, ShardPartialDecoder)  # ChunkIO plans shards of plain chains only
+        assert isinstance(decoder, IndexedDecoder)  # ChunkIO plans shards of plain chains only
         return _Plan(key, selections, decoder, reader)
 
     def _stage_indexes(self, plans: list[_Plan], whole: Sequence[str]) -> list[bytes | None]:

@@ -28,7 +28,7 @@ from ...core.array_bytes import ArrayBytes
 from ...core.batches import even_runs
 from ...core.byte_range import ByteRequest, RangeRequest, ShortRead, SuffixRequest, coalesce_ranges, read_coalesced
 from ...errors import ChunkDecodeError
-from ..partial import ArrayPartialDecoder, DecodeOptions, RangeReader
+from ..partial import DecodeOptions, IndexedDecoder, RangeReader
 from ...core.indexing import ChunkProjection, OrthogonalIndexer, whole_chunk_box
 from ..fill import fill_variable
 from ._layout import ShardLayout, gather_variable, normalise_selection
@@ -42,7 +42,7 @@ DEFAULT_MAX_GAP_NBYTES = 64 * 1024
 """Ranges this close together are read as one (cheaper than a second request)."""
 
 
-class ShardPartialDecoder(ArrayPartialDecoder):
+class ShardPartialDecoder(IndexedDecoder):
     """Reads selections of one stored shard (see the module docstring).
 
     The decoded index is kept, so one decoder reads it at most once; decoders
