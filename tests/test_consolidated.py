@@ -80,14 +80,21 @@ def _build_100(store, zarr_format: int) -> list[str]:
     return sorted(paths)
 
 
-@pytest.mark.parametrize("zarr_format", [2, 3])
-def test_a_consolidated_hierarchy_of_100_arrays_costs_one_request(zarr_format):
+V2_ROOT = ("get_partial_values", [".zarray", ".zgroup", ".zattrs", ".zmetadata"])
+
+
+@pytest.mark.parametrize(("zarr_format", "open_format", "expected"), [
+    (3, None, [("get", "zarr.json")]),  # the snapshot is inside zarr.json: one request
+    (2, 2, [V2_ROOT]),  # zarr_format=2 asks only the V2 documents, .zmetadata with them
+    (2, None, [("get", "zarr.json"), V2_ROOT]),  # V2 documents only once zarr.json is missing
+])
+def test_a_consolidated_hierarchy_of_100_arrays_costs_its_root_documents(zarr_format, open_format, expected):
     store = CountingStore()
     paths = _build_100(store, zarr_format)
     zarrpy.consolidate_metadata(store)
 
     store.requests.clear()
-    g = zarrpy.open_group(store, mode="r")
+    g = zarrpy.open_group(store, mode="r", zarr_format=open_format)
     members = g.members(max_depth=None)
     assert [name for name, _ in members] == paths
     assert sum(isinstance(node, zarrpy.Array) for _, node in members) == 100
@@ -101,12 +108,7 @@ def test_a_consolidated_hierarchy_of_100_arrays_costs_one_request(zarr_format):
     with pytest.raises(KeyError):
         g["nope"]
 
-    assert len(store.requests) == 1, store.requests
-    kind, keys = store.requests[0]
-    assert kind == "get_partial_values"
-    assert "zarr.json" in keys
-    if zarr_format == 2:
-        assert ".zmetadata" in keys  # fetched with the root's own documents
+    assert store.requests == expected  # and none for the members
 
 
 @pytest.mark.parametrize("zarr_format", [2, 3])

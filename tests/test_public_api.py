@@ -66,6 +66,7 @@ PUBLIC = [
     "ones_like",
     "open",
     "open_array",
+    "open_arrays",
     "open_consolidated",
     "open_group",
     "register_codec",

@@ -7,7 +7,7 @@
 28
 """
 
-from .api._open import create_array, create_group, open, open_array, open_group
+from .api._open import create_array, create_group, open, open_array, open_arrays, open_group
 from .api._array import Array
 from .api._buffers import GrowableArray, GrowableRagged
 from .api._convenience import (
@@ -106,6 +106,7 @@ __all__ = [
     "ones_like",
     "open",
     "open_array",
+    "open_arrays",
     "open_consolidated",
     "open_group",
     "register_codec",

@@ -20,7 +20,7 @@ from ..codecs.abc import ArrayToBytesCodec, BytesToBytesCodec, ArrayToArrayCodec
 from ..core._typing import ArrayValueLike, BasicSelection, ChunkCoords, MaskLike, Selection, Shape
 from ..core.indexing import ChunkProjection, OrthogonalIndexer, block_region
 from ..core.point_indexing import has_index_arrays, is_orthogonal_arrays, is_vectorized, with_index_arrays
-from ..errors import NodeNotFoundError, ProcessLocalError, SelectionError
+from ..errors import ProcessLocalError, SelectionError
 from ..metadata.nodes import ArrayMetadata
 from ..metadata.v3 import ArrayMetadataV3
 from ..pipeline.cache_hook import ChunkCache
@@ -31,7 +31,7 @@ from ..pipeline.values import coerce_value, ragged_rows, user_fill
 from ..stores.abc import Store
 from ._buffer_fit import Buffer, read_into
 from ._info import ArrayInfo, dtype_text
-from ._node import ARRAY_METADATA, Node, location, read_metadata
+from ._node import Node, array_metadata, location, read_nodes
 
 
 _LISTED_CHUNKS = 64
@@ -132,9 +132,7 @@ class Array(Node[ArrayMetadata]):
         """Open the array at ``path`` of ``store`` (``zarr_format`` None: whichever
         is there). NodeNotFoundError when there is none, or a group is there.
         Users call :func:`zarrpy.open_array`, which also takes paths and URLs."""
-        metadata = read_metadata(store, path, zarr_format)
-        if not isinstance(metadata, ARRAY_METADATA):
-            raise NodeNotFoundError(f"{location(store, path)} holds a group, not an array; use zarrpy.open_group")
+        metadata = array_metadata(store, path, read_nodes(store, [path], zarr_format)[0], zarr_format)
         return cls(store, path, metadata, read_only=read_only, write_empty_chunks=write_empty_chunks, cache=cache,
                    synchronizer=synchronizer)
 

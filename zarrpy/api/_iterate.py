@@ -23,11 +23,12 @@ from ..core._typing import Selection, Shape
 from ..errors import SelectionError
 from ..pipeline.chunk_io import INLINE_READ_NBYTES
 from ..pipeline.concurrency import map_chunks
+from ..pipeline.io_pool import map_io, waits_on_network
 from ._array import Array
 from ._buffer_fit import Buffer, check_buffer, describe, new_buffer
 from ._buffers import GrowableArray
 from ._node import location
-from ._open import open_array
+from ._open import ArrayTarget, open_array_targets
 
 
 class _Source(NamedTuple):
@@ -183,10 +184,11 @@ def _fill(
     """Read ``pieces`` into ``buf``, which ends up holding exactly them; with
     ``carry``, a chunk cut by the end of the block is read once (see :class:`_Carry`)."""
     total = pieces[-1].offset + pieces[-1].stop - pieces[-1].start if pieces else 0
+    remote = waits_on_network({sources[p.source].array.store for p in pieces})
     if isinstance(buf, GrowableArray):
         buf.resize(total)
         out = buf.nda
-        inline = _decoded_nbytes(pieces, sources) <= INLINE_READ_NBYTES
+        inline = not remote and _decoded_nbytes(pieces, sources) <= INLINE_READ_NBYTES
         tasks: list[Callable[[], None]] = []
         if carry is not None and pieces:
             head, rest = carry.take(pieces[0])
@@ -209,15 +211,26 @@ def _fill(
             for task in tasks:
                 task()
         else:
-            # The pieces (parts of different arrays) land in disjoint rows: read
-            # them side by side on the pool (each piece's chunks then run in its
-            # pool thread), so small arrays keep every core busy; one piece
-            # alone runs here and spreads its chunks over the pool.
-            map_chunks(lambda task: task(), tasks)
+            # The pieces (parts of different arrays) land in disjoint rows:
+            # read them side by side. Over remote stores on the IO pool, so
+            # every array's requests are in flight at once (their chunks decode
+            # on the chunk pool); over local ones on the chunk pool (each
+            # piece's chunks then run in its pool thread), so small arrays
+            # keep every core busy. One piece alone runs here and spreads its
+            # chunks over the chunk pool.
+            (map_io if remote else map_chunks)(lambda task: task(), tasks)
     else:
         buf.clear()
-        for p in pieces:
-            buf.extend(sources[p.source].array[(slice(p.start, p.stop), *tail)])
+
+        def read_rows(p: _Piece) -> Any:
+            return sources[p.source].array[(slice(p.start, p.stop), *tail)]
+
+        if remote:  # every array's requests in flight at once; appended in order
+            for rows in map_io(read_rows, pieces):
+                buf.extend(rows)
+        else:
+            for p in pieces:
+                buf.extend(read_rows(p))
 
 
 def _decoded_nbytes(pieces: Sequence[_Piece], sources: Sequence[_Source]) -> int:
@@ -303,15 +316,22 @@ def _double_buffered(
 
 
 def _open_all(arrays: Iterable[Array | str | os.PathLike[str]]) -> list[_Source]:
-    sources = []
-    for i, item in enumerate(arrays):
+    """The inputs as sources: Arrays as they are, paths and URLs opened
+    read-only, all of their metadata fetched side by side (as
+    :func:`~zarrpy.open_arrays` does)."""
+    items = list(arrays)
+    labels = []
+    targets = []
+    for i, item in enumerate(items):
         if isinstance(item, Array):
-            sources.append(_Source(item, f"array {i} at {location(item.store, item.path)}"))
+            labels.append(f"array {i} at {location(item.store, item.path)}")
         elif isinstance(item, (str, os.PathLike)):
-            sources.append(_Source(open_array(item, mode="r"), f"array {i} ({os.fspath(item)!r})"))
+            labels.append(f"array {i} ({os.fspath(item)!r})")
+            targets.append(ArrayTarget(item, "", labels[-1]))
         else:
             raise TypeError(f"array {i}: expected a zarrpy.Array or a URL / path, got {type(item).__name__}")
-    return sources
+    opened = iter(open_array_targets(targets, mode="r"))
+    return [_Source(item if isinstance(item, Array) else next(opened), label) for item, label in zip(items, labels)]
 
 
 def _result_shape(array: Array, selection: Any) -> Shape:

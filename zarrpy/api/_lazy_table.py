@@ -25,6 +25,7 @@ import numpy as np
 
 from ..core._typing import IntArrayLike, MaskLike
 from ..errors import SelectionError
+from ..pipeline.io_pool import map_io
 from ._lazy import VirtualArray
 from ._lazy_step import ROW_KINDS, Step
 
@@ -128,8 +129,14 @@ class VirtualTable:
 
     # -- materialising --------------------------------------------------
     def to_dict(self) -> dict[str, Any]:
-        """Each field materialised: name -> numpy array (or RaggedArray)."""
-        return {name: self[name].materialize() for name in self._roots}
+        """Each field materialised: name -> numpy array (or RaggedArray).
+
+        The fields are materialised side by side, on zarrpy's IO thread pool
+        (:func:`~zarrpy.pipeline.io_pool.map_io`): over stored arrays, every
+        array's requests are in flight at once.
+        """
+        names = list(self._roots)
+        return dict(zip(names, map_io(lambda name: self[name].materialize(), names)))
 
     def to_numpy(self) -> np.ndarray:
         """The table as one structured numpy array, a field per field.

@@ -2,15 +2,15 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping, MutableMapping
+from collections.abc import Mapping, MutableMapping, Sequence
 from typing import Any, Callable, Generic, Iterator, NamedTuple, Protocol, Self, TypeVar
 
 from ..core.paths import METADATA_KEY, V2_KEYS, ZARRAY_KEY, ZGROUP_KEY, join_key
 from ..errors import MetadataError, NodeNotFoundError, ReadOnlyError
 from ..metadata.consolidated import ZMETADATA_KEY
-from ..metadata.nodes import ARRAY_METADATA as ARRAY_METADATA  # re-exported for _array
-from ..metadata.nodes import NODE_DOCUMENTS, AnyMetadata, NodeDocuments
+from ..metadata.nodes import ARRAY_METADATA, NODE_DOCUMENTS, AnyMetadata, ArrayMetadata, NodeDocuments
 from ..metadata.v2 import GroupMetadataV2
+from ..pipeline.io_pool import map_io
 from ..stores.abc import READ_ONLY_HINT, Store
 from ..stores.memory import MemoryStore
 
@@ -25,7 +25,7 @@ def location(store: Store, path: str) -> str:
 
 def read_metadata(store: Store, path: str, zarr_format: int | None = None) -> AnyMetadata:
     """The node at ``path``: V3 ``zarr.json`` first, then V2 ``.zarray`` /
-    ``.zgroup`` (+ ``.zattrs``); the requests as :func:`read_node` makes them.
+    ``.zgroup`` (+ ``.zattrs``); the requests as :func:`read_nodes` makes them.
 
     NodeNotFoundError if neither is there (in the format asked for).
     """
@@ -47,7 +47,7 @@ def node_url(store: Store, path: str) -> str:
 
 
 class StoredNode(NamedTuple):
-    """What :func:`read_node` found at a path."""
+    """What :func:`read_nodes` found at a path."""
 
     metadata: AnyMetadata
     zmetadata: bytes | None
@@ -58,58 +58,82 @@ def read_node(
     store: Store, path: str, zarr_format: int | None = None, *, zmetadata: bool = False
 ) -> StoredNode:
     """The node at ``path`` (as :func:`read_metadata`) and, if ``zmetadata``,
-    the raw V2 ``.zmetadata`` beside it -- in ONE batched store request, so
-    that opening a consolidated hierarchy costs one request. Without
-    ``zmetadata`` (an array's open), where requests are cheap
-    (``store.whole_read_nbytes`` > 0: local files, memory, zip),
-    ``zarr.json`` is read alone first and the V2 documents are asked for only
-    when it is missing: a V3 node costs one lookup, not four. With
-    ``zarr_format=2`` only the V2 documents are asked for. V3 wins when
-    both formats are present.
+    the raw V2 ``.zmetadata`` beside it, in the requests of :func:`read_nodes`:
+    one (``zarr.json``) for a V3 node. NodeNotFoundError if there is none."""
+    found = read_nodes(store, [path], zarr_format, zmetadata=zmetadata)[0]
+    if found is None:
+        raise node_not_found(store, path, zarr_format)
+    return found
 
-    The ``.zmetadata`` bytes are returned only for a V2 group (None otherwise);
-    a V3 group carries its consolidated metadata inside its ``zarr.json``.
+
+def node_not_found(store: Store, path: str, zarr_format: int | None = None) -> NodeNotFoundError:
+    """The error for no node at ``path`` (in ``zarr_format``, if given)."""
+    wanted = {None: "zarr.json, .zarray or .zgroup", 3: "zarr.json", 2: ".zarray or .zgroup"}[zarr_format]
+    return NodeNotFoundError(f"no array or group at {location(store, path)}: no {wanted} there")
+
+
+def array_metadata(store: Store, path: str, found: StoredNode | None, zarr_format: int | None = None) -> ArrayMetadata:
+    """The array metadata :func:`read_nodes` found at ``path``; NodeNotFoundError
+    when nothing is there, or a group."""
+    if found is None:
+        raise node_not_found(store, path, zarr_format)
+    if not isinstance(found.metadata, ARRAY_METADATA):
+        raise NodeNotFoundError(f"{location(store, path)} holds a group, not an array; use zarrpy.open_group")
+    return found.metadata
+
+
+def read_nodes(
+    store: Store, paths: Sequence[str], zarr_format: int | None = None, *, zmetadata: bool = False
+) -> list[StoredNode | None]:
+    """The nodes at ``paths`` (None where there is none), in order, in at
+    most two batched store requests, whatever the store:
+
+    1. every ``zarr.json`` (skipped for ``zarr_format=2``); a V3 node costs
+       this one request, and V3 wins when both formats are present;
+    2. only for the paths that lacked it (none for ``zarr_format=3``), their
+       V2 documents ``.zarray``, ``.zgroup``, ``.zattrs`` and, if
+       ``zmetadata``, ``.zmetadata``.
+
+    A returned ``zmetadata`` is the raw ``.zmetadata`` of a V2 group (None
+    otherwise); a V3 group carries its consolidated metadata in its
+    ``zarr.json``. MetadataError naming the store and path for a bad document.
     """
-    raw: dict[str, bytes | None]
-    if zarr_format == 2:
-        raw = _read_documents(store, path, V2_NODE_DOCUMENTS, zmetadata)
-    elif store.whole_read_nbytes and not zmetadata:
-        # Requests are cheap here (local files, memory, a zip): ask for
-        # zarr.json alone, which wins whenever it is there, and for the V2
-        # documents only when it is not (one request for a V3 node, no
-        # lookups of files that are never there).
-        zarr_json = store.get(join_key(path, METADATA_KEY))
-        if zarr_json is not None or zarr_format == 3:
-            raw = {METADATA_KEY: zarr_json}
-        else:
-            raw = _read_documents(store, path, V2_NODE_DOCUMENTS, zmetadata)
-    else:  # one batched request: a round trip costs more than the documents
-        raw = _read_documents(store, path, NODE_DOCUMENTS, zmetadata)
+    paths = list(paths)
+    v3 = _fetch(store, [join_key(p, METADATA_KEY) for p in paths]) if zarr_format != 2 else [None] * len(paths)
+    lacking = [i for i, raw in enumerate(v3) if raw is None] if zarr_format != 3 else []
+    names = (*V2_NODE_DOCUMENTS, *((ZMETADATA_KEY,) if zmetadata else ()))
+    v2 = _fetch(store, [join_key(paths[i], name) for i in lacking for name in names])
+    documents: list[dict[str, bytes | None]] = [{METADATA_KEY: raw} for raw in v3]
+    for n, i in enumerate(lacking):
+        documents[i].update(zip(names, v2[n * len(names) : (n + 1) * len(names)]))
+    return [_parse(store, path, raw, zarr_format) for path, raw in zip(paths, documents)]
+
+
+def _fetch(store: Store, keys: list[str]) -> list[bytes | None]:
+    """``keys``' values in one request: a ``get`` for one key, else a batch."""
+    if len(keys) == 1:
+        return [store.get(keys[0])]
+    return store.get_partial_values([(key, None) for key in keys]) if keys else []
+
+
+def _parse(store: Store, path: str, raw: dict[str, bytes | None], zarr_format: int | None) -> StoredNode | None:
+    """The node ``raw`` (document name -> bytes or None) makes at ``path``, or None."""
     try:
         found = NodeDocuments.from_mapping(raw).parse(path, zarr_format)
     except MetadataError as exc:  # name the store: the key alone does not say which one
         raise type(exc)(f"invalid metadata at {location(store, path)}: {exc}") from exc
     if found is None:
-        wanted = {None: "zarr.json, .zarray or .zgroup", 3: "zarr.json", 2: ".zarray or .zgroup"}[zarr_format]
-        raise NodeNotFoundError(f"no array or group at {location(store, path)}: no {wanted} there")
-    consolidated = raw.get(ZMETADATA_KEY) if isinstance(found, GroupMetadataV2) else None
-    return StoredNode(found, consolidated)
+        return None
+    return StoredNode(found, raw.get(ZMETADATA_KEY) if isinstance(found, GroupMetadataV2) else None)
 
 
 V2_NODE_DOCUMENTS = tuple(name for name in NODE_DOCUMENTS if name != METADATA_KEY)
 """The V2 documents of a node (``.zarray``, ``.zgroup``, ``.zattrs``)."""
 
 
-def _read_documents(store: Store, path: str, names: tuple[str, ...], zmetadata: bool) -> dict[str, bytes | None]:
-    """``names`` below ``path`` (and ``.zmetadata`` if asked) in one batched request."""
-    names = (*names, *((ZMETADATA_KEY,) if zmetadata else ()))
-    return dict(zip(names, store.get_partial_values([(join_key(path, k), None) for k in names])))
-
-
-def read_metadata_many(store: Store, paths: list[str], zarr_format: int | None = None) -> list[AnyMetadata | None]:
-    """The nodes at ``paths`` (None where there is none), in one batched request."""
-    raw = store.get_partial_values([(join_key(p, k), None) for p in paths for k in NODE_DOCUMENTS])
-    return [docs.parse(path, zarr_format) for docs, path in zip(NodeDocuments.split(raw), paths)]
+def read_metadata_many(store: Store, paths: Sequence[str], zarr_format: int | None = None) -> list[AnyMetadata | None]:
+    """The nodes at ``paths`` (None where there is none), as :func:`read_nodes` reads them."""
+    return [None if found is None else found.metadata for found in read_nodes(store, paths, zarr_format)]
 
 
 class FoundNode(NamedTuple):
@@ -125,20 +149,19 @@ def walk_metadata(
 ) -> list[FoundNode]:
     """Every node below the group at ``path`` as ``(relative path, metadata)``.
 
-    Live reads: one listing per group and one batched metadata request per
-    level of the hierarchy. ``max_depth=0`` stops at the direct children,
-    None walks everything. Unsorted.
+    Live reads, per level of the hierarchy: the listings of its groups side
+    by side (:func:`~zarrpy.pipeline.io_pool.map_io`), then the members'
+    metadata as :func:`read_nodes` reads it (one batched request when they are
+    all V3). ``max_depth=0`` stops at the direct children, None walks
+    everything. Unsorted.
     """
     found: list[FoundNode] = []
     level = [(path, "")]  # groups whose children are listed next: (store path, relative path)
     depth = 0
     while level:
-        children: list[tuple[str, str]] = []
-        for group_path, rel in level:
-            prefix = join_key(group_path, "") if group_path else ""
-            for name in store.list_dir(prefix):
-                if name not in NOT_CHILDREN:
-                    children.append((join_key(group_path, name), join_key(rel, name)))
+        listings = map_io(lambda group: _member_names(store, group[0]), level)
+        children = [(join_key(group_path, name), join_key(rel, name))
+                    for (group_path, rel), names in zip(level, listings) for name in names]
         metadata = read_metadata_many(store, [p for p, _ in children], zarr_format) if children else []
         level = []
         for (child_path, rel), meta in zip(children, metadata):
@@ -153,6 +176,12 @@ def walk_metadata(
 
 NOT_CHILDREN = frozenset({METADATA_KEY, *V2_KEYS, ZMETADATA_KEY})
 """Names in a group's directory that are its own documents, not members."""
+
+
+def _member_names(store: Store, group_path: str) -> list[str]:
+    """The names in the group's directory that may be members (one listing)."""
+    prefix = join_key(group_path, "") if group_path else ""
+    return [name for name in store.list_dir(prefix) if name not in NOT_CHILDREN]
 
 
 def write_metadata(store: Store, path: str, metadata: NodeMetadata | dict[str, bytes]) -> None:

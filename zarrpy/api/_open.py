@@ -9,18 +9,20 @@ passed to fsspec. Modes follow zarr-python: ``r`` read-only, ``r+`` read/write
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from typing import Any
+import os
+from collections.abc import Iterable, Sequence
+from typing import Any, NamedTuple
 
 from ._array import Array
 from ._cache import Cache
 from ..pipeline.synchronizer import Synchronizer
 from ._create import create_array_at, node_exists
 from ._group import Group
-from ._node import location, read_node
+from ._node import array_metadata, location, read_node, read_nodes
 from ..core.paths import normalize_path
 from ..metadata.nodes import ARRAY_METADATA
 from ..errors import NodeExistsError, NodeNotFoundError, ReadOnlyError
+from ..pipeline.io_pool import map_io
 from ..stores import store_from_url
 from ..stores.abc import READ_ONLY_HINT, Store
 from ..stores.zip import ZipStore
@@ -171,6 +173,146 @@ def open_array(
                       cache=cache, synchronizer=synchronizer)
 
 
+def open_arrays(
+    paths_or_urls: Iterable[StoreLike],
+    *,
+    store: StoreLike | None = None,
+    mode: str = "r",
+    zarr_format: int | None = None,
+    storage_options: dict[str, Any] | None = None,
+    write_empty_chunks: bool = False,
+    cache: Cache | None = None,
+    synchronizer: Synchronizer | None = None,
+) -> list[Array]:
+    """Open many existing arrays at once, with all their metadata fetched
+    side by side: the cost of opening one array, not of opening each in turn.
+
+    With ``store``, ``paths_or_urls`` are paths of arrays inside it and every
+    ``zarr.json`` is asked for in ONE batched store request (the V2
+    documents, in one more, only for the paths that have no ``zarr.json``).
+    Without it, each item is a store of its own (a path, an fsspec URL, a
+    Store...; an array at the root of each) and the stores are opened and
+    asked concurrently, on zarrpy's IO thread pool (``ZARRPY_IO_THREADS``
+    threads, default 64). So 40 arrays cost one round trip either way.
+
+    Parameters
+    ----------
+    paths_or_urls
+        Paths inside ``store``, or (without ``store``) paths, URLs or
+        anything else ``store=`` takes, one per array. A single string is
+        refused (pass a list).
+    store
+        The store all paths are in; as :func:`open_array` takes it.
+    mode
+        ``"r"`` (read-only, the default) or ``"r+"`` (read/write); the arrays
+        must exist (:func:`open_array` creates them).
+    zarr_format
+        2 or 3 to open only that format; None (the default) takes whichever is
+        there, V3 first.
+    storage_options
+        For fsspec URLs: ``store``'s, or every item's without it.
+    write_empty_chunks, cache, synchronizer
+        For every array, as :func:`open_array` takes them.
+
+    Returns
+    -------
+    list of Array
+        The arrays, in the order given.
+
+    Raises
+    ------
+    NodeNotFoundError
+        If there is no array at one of the paths (nothing there, or a group);
+        the message names the item's index, the store and the path.
+    MetadataError
+        If a document is invalid (the message names the store and path).
+
+    Examples
+    --------
+    >>> import zarrpy
+    >>> g = zarrpy.group({})
+    >>> for name in "abc":
+    ...     _ = g.create_array(name, shape=(3,), dtype="int8", fill_value=ord(name))
+    >>> [chr(a[0]) for a in zarrpy.open_arrays(["c", "a"], store=g.store)]
+    ['c', 'a']
+    """
+    if mode not in ("r", "r+"):
+        raise ValueError(f"open_arrays opens existing arrays: mode must be 'r' or 'r+', got {mode!r} "
+                         "(zarrpy.open_array creates one)")
+    if isinstance(paths_or_urls, (str, bytes, os.PathLike, Store)):
+        raise TypeError(f"open_arrays takes a list of paths or URLs, got one {type(paths_or_urls).__name__}: "
+                        f"{paths_or_urls!r}; pass [{paths_or_urls!r}]")
+    items = list(paths_or_urls)
+    if store is None:
+        targets = [ArrayTarget(item, "", f"paths_or_urls[{i}]") for i, item in enumerate(items)]
+    else:
+        given = _store(store, storage_options, mode)
+        targets = [ArrayTarget(given, _path_in_store(i, item), f"paths_or_urls[{i}]") for i, item in enumerate(items)]
+    return open_array_targets(targets, mode=mode, zarr_format=zarr_format, storage_options=storage_options,
+                              write_empty_chunks=write_empty_chunks, cache=cache, synchronizer=synchronizer)
+
+
+def _path_in_store(i: int, item: object) -> str:
+    """Item ``i`` of ``open_arrays(..., store=...)``: a path inside the store, normalised."""
+    if not isinstance(item, str):
+        raise TypeError(f"paths_or_urls[{i}]: with store= the items are paths (str) inside it, "
+                        f"got {type(item).__name__} {item!r}")
+    return normalize_path(item)
+
+
+class ArrayTarget(NamedTuple):
+    """An array for :func:`open_array_targets` to open."""
+
+    store: StoreLike
+    """Its store: a Store, or what :func:`~zarrpy.stores.store_from_url` takes."""
+    path: str
+    """Its path in the store (normalised)."""
+    label: str
+    """How errors name it (``paths_or_urls[3]``)."""
+
+
+def open_array_targets(
+    targets: Sequence[ArrayTarget],
+    *,
+    mode: str = "r",
+    zarr_format: int | None = None,
+    storage_options: dict[str, Any] | None = None,
+    write_empty_chunks: bool = False,
+    cache: Cache | None = None,
+    synchronizer: Synchronizer | None = None,
+) -> list[Array]:
+    """The arrays of ``targets``, in order, all metadata fetched side by side:
+    the targets of one store (one Store object, or one URL given again) in
+    one :func:`~zarrpy.api._node.read_nodes` call, the stores concurrently
+    on :func:`~zarrpy.pipeline.io_pool.map_io`. NodeNotFoundError naming the
+    target's label where there is no array."""
+    _check_format(zarr_format)
+    by_store: dict[tuple[str, Any], list[int]] = {}
+    for i, target in enumerate(targets):
+        like = target.store
+        key = ("url", os.fspath(like)) if isinstance(like, (str, os.PathLike)) else ("object", id(like))
+        by_store.setdefault(key, []).append(i)
+
+    def open_in_one_store(indices: list[int]) -> list[Array]:
+        s = _store(targets[indices[0]].store, storage_options, mode)
+        paths = [targets[i].path for i in indices]
+        arrays = []
+        for i, path, found in zip(indices, paths, read_nodes(s, paths, zarr_format)):
+            try:
+                metadata = array_metadata(s, path, found, zarr_format)
+            except NodeNotFoundError as exc:
+                raise NodeNotFoundError(f"{targets[i].label}: {exc}") from None
+            arrays.append(Array(s, path, metadata, read_only=(mode == "r"), write_empty_chunks=write_empty_chunks,
+                                cache=cache, synchronizer=synchronizer))
+        return arrays
+
+    groups = list(by_store.values())
+    opened: dict[int, Array] = {}
+    for indices, arrays in zip(groups, map_io(open_in_one_store, groups)):
+        opened.update(zip(indices, arrays))
+    return [opened[i] for i in range(len(targets))]
+
+
 def open_group(
     store: StoreLike | None = None,
     *,
@@ -269,4 +411,4 @@ def open(
                                 cache=cache, synchronizer=synchronizer)
 
 
-__all__ = ["create_array", "create_group", "open", "open_array", "open_group"]
+__all__ = ["create_array", "create_group", "open", "open_array", "open_arrays", "open_group"]

@@ -69,6 +69,11 @@ def _reset_after_fork() -> None:
 os.register_at_fork(after_in_child=_reset_after_fork)
 
 
+def in_worker() -> bool:
+    """Is this thread one of the pool's? (Work it hands to the pool runs inline.)"""
+    return getattr(_local, "in_pool", False)
+
+
 def map_chunks(fn: Callable[[T], R], items: Iterable[T]) -> list[R]:
     """``[fn(x) for x in items]``, run on the pool when that can help.
 
@@ -76,7 +81,7 @@ def map_chunks(fn: Callable[[T], R], items: Iterable[T]) -> list[R]:
     re-raised here.
     """
     items = list(items)
-    if len(items) <= 1 or getattr(_local, "in_pool", False) or max_workers() == 1:
+    if len(items) <= 1 or in_worker() or max_workers() == 1:
         return [fn(x) for x in items]
     return list(get_pool().map(fn, items))
 
@@ -96,4 +101,4 @@ def for_each_batch(fn: Callable[[list[T]], None], items: Iterable[T], *, max_bat
     map_chunks(fn, batches)
 
 
-__all__ = ["DEFAULT_WORKERS", "for_each_batch", "get_pool", "map_chunks", "max_workers"]
+__all__ = ["DEFAULT_WORKERS", "for_each_batch", "get_pool", "in_worker", "map_chunks", "max_workers"]
