@@ -53,6 +53,11 @@ INLINE_READ_NBYTES = 1 << 20
 """Reads of chunks decoding to at most this many bytes in all (1 MiB) run in
 the calling thread, without the pool (see :meth:`ChunkIO._small_read`)."""
 
+STAGED_READ_OBJECTS = 1024
+"""A read on a store where each request is a round trip fetches at most
+this many stored chunks per batch before decoding them (so a huge read holds
+the encoded bytes of that many at a time, and costs one batch per 1024)."""
+
 Projection = ChunkProjection | PointProjection
 Indexer = OrthogonalIndexer | PointIndexer
 
@@ -281,7 +286,9 @@ class ChunkIO:
         for proj in projections:
             by_key.setdefault(self.key(proj.chunk_coords), []).append(proj)
         if not self.store.reads_in_place:
-            self._read_staged(out, list(by_key.items()))
+            items = list(by_key.items())
+            for start in range(0, len(items), STAGED_READ_OBJECTS):  # bounded encoded bytes in memory
+                self._read_staged(out, items[start:start + STAGED_READ_OBJECTS])
             return
 
         def read_batch(batch: list[tuple[str, list[Projection]]]) -> None:
