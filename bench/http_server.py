@@ -171,6 +171,9 @@ class RangeHandler(http.server.SimpleHTTPRequestHandler):
     server: LoopbackServer
     protocol_version = "HTTP/1.1"
     timeout = 30  # an idle kept-alive connection closes (its thread ends)
+    _start: float = 0.0
+    _status: int = 0
+    _logged: bool = True  # nothing to log outside a GET or HEAD
 
     def log_message(self, format: str, *args: object) -> None:
         pass
@@ -185,15 +188,25 @@ class RangeHandler(http.server.SimpleHTTPRequestHandler):
         self._status = code
         super().send_response(code, message)
 
+    def end_headers(self) -> None:
+        # Logged before the answer goes out, so the entry is there by the
+        # time the client has the answer.
+        self._log()
+        super().end_headers()
+
+    def _log(self) -> None:
+        if not self._logged:
+            self._logged = True
+            self.server.log.add(LoggedRequest(self.command, self.path, self.headers.get("Range"),
+                                              self._start, time.monotonic(), self._status))
+
     def _answer(self, body: bool) -> None:
         """Wait the latency, answer, and log the request."""
-        start = time.monotonic()
-        self._status = 0
-        end = start
+        self._start = time.monotonic()
+        self._status, self._logged = 0, False
         try:
             if self.server.latency > 0:
                 time.sleep(self.server.latency)
-            end = time.monotonic()
             f = self.send_head()
             if f is not None:
                 try:
@@ -202,8 +215,7 @@ class RangeHandler(http.server.SimpleHTTPRequestHandler):
                 finally:
                     f.close()
         finally:
-            self.server.log.add(LoggedRequest(self.command, self.path, self.headers.get("Range"),
-                                              start, end, self._status))
+            self._log()  # an answer that failed before its headers
 
     def send_head(self) -> BinaryIO | None:  # type: ignore[override]
         path = self.translate_path(self.path)
