@@ -528,7 +528,7 @@ class Runner:
                 continue
             active.append(e)
             samples[e.name] = []
-        for rnd in range(rounds):
+        for rnd in range(rounds if active else 0):
             k = rnd % len(active)
             for e in active[k:] + active[:k]:
                 samples[e.name].append(self.measure(w, e, verify=False))
