@@ -223,6 +223,22 @@ def test_version_is_stable_and_changes_with_the_value(backend: Backend) -> None:
     assert current == ObjectRead(b"abc", len(OTHER), new.version) and not current.changed
 
 
+@pytest.mark.filterwarnings("ignore:Duplicate name")
+def test_a_value_rewritten_twice_between_reads_is_changed(backend: Backend) -> None:
+    """The version read first must not come back for the third value: not
+    through a reused object id (memory), inode (files) or position."""
+    for i in range(20):
+        backend.write("k", bytes([65 + i]) * 10)
+        first = _read(backend.store, "k", SuffixRequest(1))
+        assert first is not None
+        version = first.version
+        del first  # nothing keeps the first value alive
+        backend.write("k", b"-" * 10)
+        backend.write("k", bytes([97 + i]) * 10)
+        got = _read(backend.store, "k", SuffixRequest(1), version)
+        assert got is not None and got.changed, i
+
+
 # -- requests on the wire ------------------------------------------------------------------
 
 
