@@ -11,7 +11,8 @@ sends and how many *sequential round trips* they take.
 - Every file answer carries a strong ``ETag`` made from the file's size,
   mtime (ns) and inode, so a rewrite (a new file renamed over) is a new tag;
   ``If-Match`` that names no current tag answers ``412``, with the current
-  ``ETag`` and no body.
+  ``ETag`` and no body (unless the server is told to ignore ``If-Match``).
+  File answers carry ``Last-Modified`` too.
 - ``latency`` seconds are slept before each answer; the server is threaded,
   so concurrent requests wait side by side, as on a real network.
 - Every request is logged (:class:`LoggedRequest`): method, path, Range,
@@ -143,17 +144,19 @@ def _matches(if_match: str, etag: str) -> bool:
 class LoopbackServer(http.server.ThreadingHTTPServer):
     """A threaded HTTP server over one directory, with its settings and log.
 
-    ``latency`` (seconds before each answer) and ``honour_ranges`` may be
-    changed while it runs."""
+    ``latency`` (seconds before each answer), ``honour_ranges`` and
+    ``honour_if_match`` (False: a server that ignores ``If-Match``, as some
+    do) may be changed while it runs."""
 
     daemon_threads = True
     request_queue_size = 256
 
     def __init__(self, directory: str | os.PathLike[str], *, latency: float = 0.0,
-                 honour_ranges: bool = True, port: int = 0) -> None:
+                 honour_ranges: bool = True, honour_if_match: bool = True, port: int = 0) -> None:
         self.directory = str(directory)
         self.latency = latency
         self.honour_ranges = honour_ranges
+        self.honour_if_match = honour_if_match
         self.log = RequestLog()
         super().__init__(("127.0.0.1", port), functools.partial(RangeHandler, directory=self.directory))
 
@@ -174,9 +177,13 @@ class RangeHandler(http.server.SimpleHTTPRequestHandler):
     # client's delayed ACK (40 ms on Linux) before it goes out.
     disable_nagle_algorithm = True
     timeout = 30  # an idle kept-alive connection closes (its thread ends)
+    # Headers and body go out in separate writes: without TCP_NODELAY the
+    # body waits for the client's delayed ACK (~40 ms) on a kept-alive connection.
+    disable_nagle_algorithm = True
     _start: float = 0.0
     _status: int = 0
     _logged: bool = True  # nothing to log outside a GET or HEAD
+    _modified: str = ""
 
     def log_message(self, format: str, *args: object) -> None:
         pass
@@ -188,7 +195,7 @@ class RangeHandler(http.server.SimpleHTTPRequestHandler):
         self._answer(body=False)
 
     def send_response(self, code: int, message: str | None = None) -> None:
-        self._status = code
+        self._status = int(code)
         super().send_response(code, message)
 
     def end_headers(self) -> None:
@@ -232,8 +239,9 @@ class RangeHandler(http.server.SimpleHTTPRequestHandler):
             self.send_error(404, "File not found")
             return None
         etag = etag_of(st)
+        self._modified = self.date_time_string(st.st_mtime)
         if_match = self.headers.get("If-Match")
-        if if_match is not None and not _matches(if_match, etag):
+        if if_match is not None and self.server.honour_if_match and not _matches(if_match, etag):
             self._empty(412, {"ETag": etag})
             return None
         size = len(data)
@@ -262,6 +270,7 @@ class RangeHandler(http.server.SimpleHTTPRequestHandler):
         self.send_header("Content-Type", "application/octet-stream")
         self.send_header("Content-Length", str(len(data)))
         self.send_header("Accept-Ranges", "bytes")
+        self.send_header("Last-Modified", self._modified)
         for name, value in headers.items():
             self.send_header(name, value)
         self.end_headers()
@@ -276,12 +285,13 @@ class RangeHandler(http.server.SimpleHTTPRequestHandler):
 
 
 @contextlib.contextmanager
-def serve_directory(directory: str | os.PathLike[str], *, latency: float = 0.0,
-                    honour_ranges: bool = True) -> Iterator[tuple[str, LoopbackServer]]:
+def serve_directory(directory: str | os.PathLike[str], *, latency: float = 0.0, honour_ranges: bool = True,
+                    honour_if_match: bool = True) -> Iterator[tuple[str, LoopbackServer]]:
     """Serve ``directory`` on 127.0.0.1 on a free port for the ``with`` block:
     yields ``(base_url, server)``; ``server.log`` records every request.
     The server is shut down and its socket closed on exit."""
-    server = LoopbackServer(directory, latency=latency, honour_ranges=honour_ranges)
+    server = LoopbackServer(directory, latency=latency, honour_ranges=honour_ranges,
+                            honour_if_match=honour_if_match)
     thread = threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.05},
                               name="loopback-http", daemon=True)
     thread.start()

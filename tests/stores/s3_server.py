@@ -6,16 +6,22 @@ the server runs in a thread of this process for that module, on a free port,
 with bucket :data:`BUCKET` made; credentials are dummies and every client
 timeout is bounded. The fixture yields s3fs ``storage_options``
 (``endpoint_url``, ``key``, ``secret`` …); :func:`obstore_config` turns them
-into obstore's ``S3Store`` keyword arguments.
+into obstore's ``S3Store`` keyword arguments. :func:`request_log` is the
+server's log of every request it answered (``bench.http_server``'s
+:class:`~bench.http_server.RequestLog`), to count requests and round trips;
+:func:`set_latency` makes the server wait before each answer.
 """
 
 from __future__ import annotations
 
 import os
+import time
 from datetime import timedelta
-from typing import Any, Iterator
+from typing import Any, Callable, Iterable, Iterator
 
 import pytest
+
+from bench.http_server import LoggedRequest, RequestLog
 
 moto_server = pytest.importorskip("moto.server")
 
@@ -54,6 +60,49 @@ def _one_server_header(mp: pytest.MonkeyPatch) -> None:
     mp.setattr(MotoRequestHandler, "send_header", send_header)
 
 
+class _Watch:
+    """What the test sees of one server: its request log and its latency."""
+
+    def __init__(self) -> None:
+        self.log = RequestLog()
+        self.latency = 0.0
+
+
+_WATCHES: dict[str, _Watch] = {}
+
+
+def request_log(s3_options: dict[str, Any]) -> RequestLog:
+    """The log of the server behind ``s3_options`` (the fixture's value)."""
+    return _WATCHES[s3_options["endpoint_url"]].log
+
+
+def set_latency(s3_options: dict[str, Any], seconds: float) -> None:
+    """Make the server behind ``s3_options`` wait ``seconds`` before each answer
+    (its threads wait side by side, as bench.http_server's do)."""
+    _WATCHES[s3_options["endpoint_url"]].latency = seconds
+
+
+def _watched(app: Callable[..., Iterable[bytes]], watch: _Watch) -> Callable[..., Iterable[bytes]]:
+    """The WSGI app ``app`` waiting the latency and logging each request when
+    its answer starts (as bench.http_server logs)."""
+    log = watch.log
+
+    def wsgi(environ: dict[str, Any], start_response: Callable[..., Any]) -> Iterable[bytes]:
+        start = time.monotonic()
+        if watch.latency > 0:
+            time.sleep(watch.latency)
+        path = environ.get("PATH_INFO", "") + (f"?{environ['QUERY_STRING']}" if environ.get("QUERY_STRING") else "")
+
+        def logged_start(status: str, headers: list[tuple[str, str]], exc_info: Any = None) -> Any:
+            log.add(LoggedRequest(environ["REQUEST_METHOD"], path, environ.get("HTTP_RANGE"), start,
+                                  time.monotonic(), int(status.split()[0])))
+            return start_response(status, headers, exc_info)
+
+        return app(environ, logged_start)
+
+    return wsgi
+
+
 def _make_bucket(endpoint_url: str) -> None:
     # boto3 comes with moto; moto keeps buckets per process, so a second server
     # for another module using this fixture may have the bucket already.
@@ -78,6 +127,8 @@ def s3_options() -> Iterator[dict[str, Any]]:
         _one_server_header(mp)
         server = moto_server.ThreadedMotoServer(ip_address="127.0.0.1", port=0, verbose=False)
         server.start()
+        watch = _Watch()
+        server._server.app = _watched(server._server.app, watch)  # werkzeug asks server.app per request
         try:
             host, port = server.get_host_and_port()
             options: dict[str, Any] = {
@@ -91,8 +142,10 @@ def s3_options() -> Iterator[dict[str, Any]]:
                 },
             }
             _make_bucket(options["endpoint_url"])
+            _WATCHES[options["endpoint_url"]] = watch
             yield options
         finally:
+            _WATCHES.pop(f"http://{host}:{port}", None)
             server.stop()
 
 

@@ -63,6 +63,10 @@ class VersionedRequest(NamedTuple):
     if_match: Hashable | None = None
 
 
+UNKNOWN_SIZE = -1
+"""The :attr:`ObjectRead.size` of a changed answer that told no length."""
+
+
 @dataclass(frozen=True, slots=True)
 class ObjectRead:
     """The answer to a :class:`VersionedRequest`: the bytes, and what the
@@ -74,7 +78,9 @@ class ObjectRead:
     generation, size + mtime + inode of a local file); None when the store
     cannot tell versions, and then nothing read from it may be kept between
     reads. ``data`` is None when the request's ``if_match`` no longer holds
-    (:attr:`changed`): the object was replaced, and nothing of it was read.
+    (:attr:`changed`): the object was replaced, and nothing of it was read;
+    ``size`` is then :data:`UNKNOWN_SIZE` where the backend's refusal does
+    not tell the length (S3, most HTTP servers).
     """
 
     data: bytes | None
@@ -280,7 +286,7 @@ def _as_list(values: Any) -> list[int]:
 
 
 __all__ = [
-    "ByteRequest", "CoalescedRead", "ObjectRead", "OffsetRequest", "RangeRequest", "ShortRead", "SuffixRequest",
+    "UNKNOWN_SIZE", "ByteRequest", "CoalescedRead", "ObjectRead", "OffsetRequest", "RangeRequest", "ShortRead", "SuffixRequest",
     "VersionedRequest",
     "coalesce_ranges", "read_coalesced", "slice_bytes",
 ]

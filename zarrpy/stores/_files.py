@@ -23,6 +23,13 @@ HAS_PREAD = hasattr(os, "pread") and hasattr(os, "preadv")
 """Positioned reads (not on Windows): needed to share one descriptor between threads."""
 
 
+def file_version(st: os.stat_result) -> tuple[int, int, int, int]:
+    """What identifies a file's content, from its ``fstat``: size, mtime (ns),
+    inode and device (a write replaces the file by rename, so a new content
+    is a new inode)."""
+    return (st.st_size, st.st_mtime_ns, st.st_ino, st.st_dev)
+
+
 class OpenFile:
     """An open regular file of a store: ``fd`` and ``size``; a context manager that closes it."""
 
@@ -31,9 +38,8 @@ class OpenFile:
     def __init__(self, fd: int, size: int, version: tuple[int, ...] | None = None):
         self.fd, self.size = fd, size
         self.version = version
-        """What identifies the file's content: size, mtime (ns), inode and
-        device from the ``fstat`` of the open descriptor (a write replaces
-        the file by rename, so a new content is a new inode)."""
+        """What identifies the file's content (:func:`file_version` of the
+        open descriptor's ``fstat``)."""
 
     def __enter__(self) -> OpenFile:
         return self
@@ -104,4 +110,4 @@ class OpenFile:
         return os.read(self.fd, length)
 
 
-__all__ = ["HAS_PREAD", "OpenFile"]
+__all__ = ["HAS_PREAD", "OpenFile", "file_version"]

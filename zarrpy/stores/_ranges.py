@@ -11,7 +11,9 @@ answer that does not match the request.
 
 from __future__ import annotations
 
-from ..core.byte_range import ByteRequest, OffsetRequest, RangeRequest, SuffixRequest
+from typing import Hashable
+
+from ..core.byte_range import ByteRequest, ObjectRead, OffsetRequest, RangeRequest, SuffixRequest
 
 
 def is_empty(request: ByteRequest | None) -> bool:
@@ -50,4 +52,37 @@ def clamp(request: ByteRequest | None, nbytes: int) -> tuple[int, int]:
     raise TypeError(f"not a byte request: {request!r}")
 
 
-__all__ = ["clamp", "is_empty", "trim"]
+def cut(data: bytes, first: int, size: int, request: ByteRequest | None) -> bytes:
+    """``request``'s bytes (clamped to ``size``) from ``data``, which holds
+    the object's bytes from ``first`` on (the whole object when a server
+    ignored ``Range``); a ``ValueError`` when they are not all there."""
+    if is_empty(request):
+        return b""
+    start, end = clamp(request, size)
+    if start >= end:
+        return b""
+    lo, hi = start - first, end - first
+    if lo < 0 or hi > len(data):
+        raise ValueError(f"the answer holds bytes [{first}, {first + len(data)}) of {size}, "
+                         f"not the requested [{start}, {end})")
+    return data if lo == 0 and hi == len(data) else data[lo:hi]
+
+
+def strong_etag(etag: str | None) -> str | None:
+    """An ETag usable as a version: strong ones only (``If-Match`` compares
+    strongly, so a weak tag would never match)."""
+    return etag if etag and not etag.startswith("W/") else None
+
+
+def versioned_answer(data: bytes, first: int, size: int, version: Hashable | None,
+                     request: ByteRequest | None, if_match: Hashable | None) -> ObjectRead:
+    """The :class:`~zarrpy.core.byte_range.ObjectRead` of an answer (bytes
+    from ``first`` on, see :func:`cut`), or a changed one when the answer is
+    of another version than ``if_match`` (a backend that did not check it,
+    or told no version: then the match cannot be confirmed)."""
+    if if_match is not None and version != if_match:
+        return ObjectRead(None, size, version)
+    return ObjectRead(cut(data, first, size, request), size, version)
+
+
+__all__ = ["clamp", "cut", "is_empty", "strong_etag", "trim", "versioned_answer"]

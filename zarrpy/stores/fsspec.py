@@ -29,6 +29,13 @@ anything, and a write through a store on a read-mode zip filesystem raises
 :class:`~zarrpy.errors.ReadOnlyError` at the first write; both point to
 :class:`~zarrpy.stores.zip.ZipStore`, which reads and writes zip archives.
 
+Versioned reads (:meth:`FsspecStore.get_versioned`) are one request per
+item with the object's length and version from the same answer on HTTP and
+S3 (see :mod:`zarrpy.stores._fsspec_versioned`), local files and fsspec's
+memory filesystem. Batches keep at most ``request_concurrency`` requests in
+flight (a constructor and :meth:`FsspecStore.from_url` argument, kept
+through pickling).
+
 Sizes (``getsize``, ``list_prefix_with_sizes``) come from ``fs.info`` and
 ``fs.find(detail=True)``: one listing on object stores; where a listing
 carries no sizes (HTTP directory pages) one ``info`` (HEAD) per key, run
@@ -59,8 +66,10 @@ from fsspec.implementations.local import LocalFileSystem
 from fsspec.implementations.memory import MemoryFileSystem
 from fsspec.implementations.zip import ZipFileSystem
 
-from ..core.byte_range import ByteRequest, OffsetRequest, RangeRequest, SuffixRequest
+from ..core.byte_range import ByteRequest, ObjectRead, OffsetRequest, RangeRequest, SuffixRequest, VersionedRequest
 from ..errors import KeyNotFoundError, ReadOnlyError, StoreError
+from ._concurrent import bounded, concurrency_setting
+from ._fsspec_versioned import reader_of
 from ._ranges import clamp, is_empty, trim
 from ._tempfiles import TMP_PREFIX, temp_name
 from .abc import Store, store_error, validate_key, validate_prefix
@@ -109,8 +118,10 @@ def _limits(request: ByteRequest | None) -> tuple[int | None, int | None]:
     raise TypeError(f"not a byte request: {request!r}")
 
 
-def _reopen(url: str, storage_options: dict[str, Any], read_only: bool) -> "FsspecStore":
-    return FsspecStore.from_url(url, storage_options=storage_options, read_only=read_only)
+def _reopen(url: str, storage_options: dict[str, Any], read_only: bool,
+            request_concurrency: int | None = None) -> "FsspecStore":
+    return FsspecStore.from_url(url, storage_options=storage_options, read_only=read_only,
+                                request_concurrency=request_concurrency)
 
 
 class FsspecStore(Store):
@@ -125,9 +136,13 @@ class FsspecStore(Store):
         The store's root on ``fs`` (with or without the protocol).
     read_only
         Refuse ``set`` and ``delete`` with :class:`~zarrpy.errors.ReadOnlyError`.
+    request_concurrency
+        Requests of one batch in flight at once on an async filesystem
+        (default :attr:`~zarrpy.stores.abc.Store.request_concurrency`).
     """
 
-    def __init__(self, fs: fsspec.AbstractFileSystem, path: str = "", read_only: bool = False) -> None:
+    def __init__(self, fs: fsspec.AbstractFileSystem, path: str = "", read_only: bool = False,
+                 request_concurrency: int | None = None) -> None:
         if getattr(fs, "asynchronous", False):
             raise ValueError(
                 "FsspecStore needs a filesystem created with asynchronous=False; "
@@ -146,6 +161,8 @@ class FsspecStore(Store):
         # at the root of a local or memory filesystem.
         self._prefix = root + "/" if root else fs.root_marker
         self.read_only = read_only
+        if request_concurrency is not None:
+            self.request_concurrency = concurrency_setting(request_concurrency)
         self._url: str | None = None
         self._storage_options: dict[str, Any] | None = None
 
@@ -155,11 +172,13 @@ class FsspecStore(Store):
         url: str,
         storage_options: dict[str, Any] | None = None,
         read_only: bool = False,
+        request_concurrency: int | None = None,
     ) -> "FsspecStore":
         """Open ``url`` (``s3://bucket/x.zarr``, ``zip::file:///a.zip`` …).
 
         ``storage_options`` go to the filesystem constructor (for a chained
-        URL, keyed by protocol as fsspec expects).
+        URL, keyed by protocol as fsspec expects); ``request_concurrency``
+        as for the constructor.
         """
         options = dict(storage_options or {})
         zip_mode = _zip_write_mode(url, options)
@@ -173,7 +192,7 @@ class FsspecStore(Store):
             if "zip" not in url.split("://", 1)[0]:
                 raise
             raise StoreError(f"cannot open {url!r}: no such zip archive ({exc}); {_ZIP_WRITE_HINT}") from exc
-        store = cls(fs, path, read_only=read_only)
+        store = cls(fs, path, read_only=read_only, request_concurrency=request_concurrency)
         stripped = url.rstrip("/")
         store._url = url if stripped.endswith(":") else stripped
         store._storage_options = options
@@ -270,7 +289,8 @@ class FsspecStore(Store):
         self, requests: Sequence[tuple[str, ByteRequest | None]]
     ) -> list[bytes | None]:
         """Answer all requests with one ``fs.cat_ranges`` call (concurrent on
-        async filesystems); results are in request order."""
+        async filesystems, at most :attr:`request_concurrency` at once);
+        results are in request order."""
         out: list[bytes | None] = [None] * len(requests)
         batch: list[int] = []
         paths: list[str] = []
@@ -288,8 +308,10 @@ class FsspecStore(Store):
             ends.append(end)
         if not batch:
             return out
+        # On async filesystems, at most request_concurrency requests at once.
+        bound = {"batch_size": self.request_concurrency} if isinstance(self.fs, AsyncFileSystem) else {}
         try:
-            results = self.fs.cat_ranges(paths, starts, ends, on_error="return")
+            results = self.fs.cat_ranges(paths, starts, ends, on_error="return", **bound)
         except Exception:  # noqa: BLE001 - the batch call itself failed: go key by key
             for i in batch:
                 out[i] = self.get(*requests[i])
@@ -302,6 +324,42 @@ class FsspecStore(Store):
                 out[i] = self._get_fallback(key, path, request, result)
             else:
                 out[i] = trim(result, request)
+        return out
+
+    def get_versioned(self, requests: Sequence[VersionedRequest]) -> list[ObjectRead | None]:
+        """One request per item, with the object's length and version from
+        the same answer: HTTP (``Content-Range``, ``ETag``, ``If-Match``) and
+        S3 (``get_object`` with ``IfMatch``) concurrently, at most
+        :attr:`request_concurrency` at once; local files by ``fstat`` and
+        fsspec's memory filesystem by file object. Other filesystems: the
+        default (a size request, then the bytes; no versions)."""
+        paths = [self._full(r.key) for r in requests]
+        async_read, sync_read = reader_of(self.fs)
+        results: list[ObjectRead | None | BaseException]
+        if async_read is not None:
+            fs, read = self.fs, async_read
+
+            async def one(i: int) -> ObjectRead | None:
+                return await read(fs, paths[i], requests[i].range, requests[i].if_match)
+
+            async def all_of() -> list[ObjectRead | None | BaseException]:
+                return await bounded(self.request_concurrency, one, range(len(requests)))
+
+            results = sync(fs.loop, all_of) if requests else []
+        elif sync_read is not None:
+            results = []
+            for path, r in zip(paths, requests):
+                try:
+                    results.append(sync_read(self.fs, path, r.range, r.if_match))
+                except Exception as exc:  # noqa: BLE001 - named below
+                    results.append(exc)
+        else:
+            return super().get_versioned(requests)
+        out: list[ObjectRead | None] = []
+        for r, result in zip(requests, results):
+            if isinstance(result, BaseException):
+                raise self._error("read", r.key, result) from result
+            out.append(result)
         return out
 
     # -- writes --------------------------------------------------------------
@@ -456,9 +514,11 @@ class FsspecStore(Store):
         return url
 
     def __reduce__(self) -> tuple[Any, ...]:
+        # The concurrency travels only when set on this store (else the default).
+        extra = (self.request_concurrency,) if "request_concurrency" in vars(self) else ()
         if self._url is not None:
-            return (_reopen, (self._url, self._storage_options, self.read_only))
-        return (FsspecStore, (self.fs, self.path, self.read_only))
+            return (_reopen, (self._url, self._storage_options, self.read_only, *extra))
+        return (FsspecStore, (self.fs, self.path, self.read_only, *extra))
 
     def __repr__(self) -> str:
         return f"FsspecStore({self.url!r}{', read_only=True' if self.read_only else ''})"

@@ -54,7 +54,7 @@ from ..core.scratch import ScratchLease, scratch
 from ..core.byte_range import ByteRequest, ObjectRead, VersionedRequest
 from ..errors import InvalidKeyError, KeyNotFoundError, StoreError
 from . import _tempfiles
-from ._files import HAS_PREAD, OpenFile
+from ._files import HAS_PREAD, OpenFile, file_version
 from ._confine import DIR_FD, Confined, real_path
 from .abc import KeyReader, Store, store_error, validate_key, validate_prefix
 
@@ -285,7 +285,7 @@ class LocalStore(Store):
                 return None  # a "directory" is not a key
             if not stat.S_ISREG(st.st_mode):
                 raise store_error(self, "read", key, OSError(errno.EINVAL, "not a regular file (a FIFO, socket or device)"))
-            return OpenFile(fd, st.st_size, (st.st_size, st.st_mtime_ns, st.st_ino, st.st_dev))
+            return OpenFile(fd, st.st_size, file_version(st))
         except BaseException:
             os.close(fd)
             raise

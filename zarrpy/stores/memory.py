@@ -58,6 +58,15 @@ class _Versions:
             entry = self.table[key] = (id(value), next(_SERIALS))
         return entry[1]
 
+    def renew(self, key: str, value: bytes | None) -> None:
+        """A new version for what a store just wrote under ``key`` (None:
+        deleted): a value written twice between two reads must not get back
+        the first one's serial because it took the first one's ``id``."""
+        if value is None:
+            self.table.pop(key, None)
+        else:
+            self.table[key] = (id(value), next(_SERIALS))
+
 
 # One version table per live backing mapping (the stores over it hold the
 # mapping, so its id names no other mapping while the table is alive).
@@ -148,10 +157,12 @@ class MemoryStore(Store):
     def _set(self, key: str, value: bytes) -> None:
         with self._lock, self._backend("write", key):
             self._data[key] = value
+            self._versions.renew(key, value)
 
     def _delete(self, key: str) -> None:
         with self._lock, self._backend("delete", key):
             self._data.pop(key, None)
+            self._versions.renew(key, None)
 
     def exists(self, key: str) -> bool:
         validate_key(key)

@@ -19,11 +19,14 @@ an ``offset`` or ``suffix`` range for the others). A batch
 (:meth:`ObjectStore.get_partial_values`, which zarrpy's chunk reads use)
 runs concurrently on one event loop (fsspec's I/O thread, the one loop
 :class:`~zarrpy.stores.fsspec.FsspecStore` uses for async filesystems), at
-most :attr:`ObjectStore.max_concurrency` requests at once; the byte ranges
+most :attr:`ObjectStore.request_concurrency` requests at once (also
+called ``max_concurrency``); the byte ranges
 of one key go out in one ``obstore.get_ranges`` call. zarrpy merges nearby
 ranges itself (:func:`~zarrpy.core.byte_range.read_coalesced`), so obstore
 is asked not to merge them again (``coalesce=0``, where obstore has it).
-Listing uses ``obstore.list`` (sizes come with it) and
+:meth:`ObjectStore.get_versioned` is one ``get`` per request, with the
+``range`` and ``if_match`` options: the size and ETag come with the bytes,
+and a precondition failure is a changed object. Listing uses ``obstore.list`` (sizes come with it) and
 ``obstore.list_with_delimiter``; writes ``obstore.put`` (atomic: object
 stores replace whole objects, obstore's ``LocalStore`` renames a temporary
 file); ``delete_prefix`` is one bulk ``obstore.delete``.
@@ -53,9 +56,12 @@ from typing import Any, Awaitable, Callable, Hashable, Iterator, Sequence, TypeV
 
 from fsspec.asyn import get_loop, sync
 
-from ..core.byte_range import ByteRequest, OffsetRequest, RangeRequest, SuffixRequest
+from ..core.byte_range import (
+    UNKNOWN_SIZE, ByteRequest, ObjectRead, OffsetRequest, RangeRequest, SuffixRequest, VersionedRequest,
+)
 from ..errors import KeyNotFoundError
-from ._ranges import clamp, is_empty, trim
+from ._concurrent import bounded, concurrency_setting
+from ._ranges import clamp, is_empty, trim, versioned_answer
 from ._wrapped import pickle_wrapped
 from .abc import Store, store_error, validate_key, validate_prefix
 
@@ -123,8 +129,25 @@ def _endpoint_of(store: Any) -> str | None:
     return None
 
 
-def _unpickle(payload: bytes, prefix: str, read_only: bool) -> ObjectStore:
-    return ObjectStore(pickle.loads(payload), prefix, read_only=read_only)
+def _unpickle(payload: bytes, prefix: str, read_only: bool, request_concurrency: int | None = None) -> ObjectStore:
+    return ObjectStore(pickle.loads(payload), prefix, read_only=read_only, request_concurrency=request_concurrency)
+
+
+def _range_option(request: ByteRequest | None) -> Any:
+    """obstore's ``range`` option for ``request`` (None: the whole object). A
+    request for no bytes asks for the last byte, so the answer still tells
+    the object's size and version."""
+    if is_empty(request):
+        return {"suffix": 1}
+    if request is None or (isinstance(request, OffsetRequest) and request.offset == 0):
+        return None
+    if isinstance(request, RangeRequest):
+        return (request.start, request.end)
+    if isinstance(request, OffsetRequest):
+        return {"offset": request.offset}
+    if isinstance(request, SuffixRequest):
+        return {"suffix": request.length}
+    raise TypeError(f"not a byte request: {request!r}")
 
 
 def _disjoint(ranges: list[tuple[int, RangeRequest]]) -> tuple[list[tuple[int, RangeRequest]], list[int]]:
@@ -156,12 +179,13 @@ class ObjectStore(Store):
         Where the keys start inside ``store`` (``"x.zarr"``; ``""``: at its root).
     read_only
         Refuse ``set`` and ``delete`` with :class:`~zarrpy.errors.ReadOnlyError`.
+    request_concurrency
+        Requests of one batch in flight at once (default
+        :attr:`~zarrpy.stores.abc.Store.request_concurrency`).
     """
 
-    max_concurrency: int = 64
-    """Requests of one batch in flight at once."""
-
-    def __init__(self, store: Any, prefix: str = "", read_only: bool = False) -> None:
+    def __init__(self, store: Any, prefix: str = "", read_only: bool = False, *,
+                 request_concurrency: int | None = None) -> None:
         self._obs = _obstore()
         if not is_obstore_store(store):
             raise TypeError(
@@ -172,6 +196,8 @@ class ObjectStore(Store):
         self.prefix = validate_prefix(prefix.strip("/")) if prefix.strip("/") else ""
         self._prefix = self.prefix + "/" if self.prefix else ""
         self.read_only = read_only
+        if request_concurrency is not None:
+            self.request_concurrency = concurrency_setting(request_concurrency)
         kind = type(store).__name__
         if kind in ("MemoryStore", "LocalStore"):
             self.whole_read_nbytes = 1 << 20  # as zarrpy's memory and local stores
@@ -181,17 +207,30 @@ class ObjectStore(Store):
         self._missing: tuple[type[BaseException], ...] = (FileNotFoundError,) + tuple(
             c for c in (getattr(exceptions, "NotFoundError", None),) if isinstance(c, type)
         )
+        self._changed: tuple[type[BaseException], ...] = tuple(
+            c for c in (getattr(exceptions, "PreconditionError", None),) if isinstance(c, type)
+        )
         signature = getattr(self._obs.get_ranges_async, "__text_signature__", None) or ""
         self._no_merge: dict[str, int] = {"coalesce": 0} if "coalesce" in signature else {}
 
     @classmethod
-    def from_url(cls, url: str, *, prefix: str = "", read_only: bool = False, **options: Any) -> ObjectStore:
+    def from_url(cls, url: str, *, prefix: str = "", read_only: bool = False,
+                 request_concurrency: int | None = None, **options: Any) -> ObjectStore:
         """``ObjectStore(obstore.store.from_url(url, **options), prefix)``: the
         URL's path becomes the obstore store's own prefix; ``options`` are
         obstore's (``region=``, ``config=``, ``client_options=``, …)."""
         _obstore()
         store = importlib.import_module("obstore.store").from_url(url, **options)
-        return cls(store, prefix, read_only=read_only)
+        return cls(store, prefix, read_only=read_only, request_concurrency=request_concurrency)
+
+    @property
+    def max_concurrency(self) -> int:
+        """The former name of :attr:`request_concurrency` (the same setting)."""
+        return self.request_concurrency
+
+    @max_concurrency.setter
+    def max_concurrency(self, value: int) -> None:
+        self.request_concurrency = concurrency_setting(value)
 
     # -- helpers ----------------------------------------------------------------------
     def _path(self, key: str) -> str:
@@ -293,7 +332,7 @@ class ObjectStore(Store):
                 rest += [i for i, _ in batch]
             for i in rest:
                 add_single(i)
-        gate = asyncio.Semaphore(self.max_concurrency)
+        gate = asyncio.Semaphore(self.request_concurrency)
 
         async def gated(call: Callable[[], Awaitable[list[bytes | None]]]) -> list[bytes | None]:
             async with gate:
@@ -327,6 +366,63 @@ class ObjectStore(Store):
         for (key, _), result in zip(requests, results):
             if isinstance(result, BaseException):
                 raise store_error(self, "read", key, result) from result
+            out.append(result)
+        return out
+
+    async def _versioned(self, request: VersionedRequest, retry: bool = True) -> ObjectRead | None:
+        """One ``get`` with the ``range`` and ``if_match`` options; the size
+        and version (ETag, else the object's version) from its metadata."""
+        key, byte_range, if_match = request
+        path = self._path(key)
+        options: dict[str, Any] = {}
+        option = _range_option(byte_range)
+        if option is not None:
+            options["range"] = option
+        if if_match is not None:
+            options["if_match"] = str(if_match)
+        try:
+            result = await self._obs.get_async(self.store, path, options=options or None)
+            data = bytes(await result.bytes_async())
+        except self._missing:
+            return None
+        except self._changed:
+            return ObjectRead(None, UNKNOWN_SIZE, None)
+        except Exception:
+            if byte_range is None or not retry:
+                raise
+            return await self._versioned_clamped(request)
+        meta = result.meta
+        version = meta.get("e_tag") or meta.get("version")
+        return versioned_answer(data, int(result.range[0]), int(meta["size"]), version, byte_range, if_match)
+
+    async def _versioned_clamped(self, request: VersionedRequest) -> ObjectRead | None:
+        """A range object_store refuses (a start at or past the end, any
+        range of an empty object): the size and version from ``head``, the
+        bytes (if any) read again within the size."""
+        key, byte_range, if_match = request
+        try:
+            meta = await self._obs.head_async(self.store, self._path(key))
+        except self._missing:
+            return None
+        size, version = int(meta["size"]), meta.get("e_tag") or meta.get("version")
+        start, end = clamp(byte_range, size)
+        if start >= end or is_empty(byte_range):
+            return versioned_answer(b"", 0, size, version, RangeRequest(0, 0), if_match)
+        return await self._versioned(VersionedRequest(key, RangeRequest(start, end), if_match), retry=False)
+
+    def get_versioned(self, requests: Sequence[VersionedRequest]) -> list[ObjectRead | None]:
+        """One ``get`` per request (``range`` and ``if_match`` options; a
+        precondition failure is a changed object), concurrently, at most
+        :attr:`request_concurrency` at once."""
+        for r in requests:
+            validate_key(r.key)
+        if not requests:
+            return []
+        results = self._run(bounded, self.request_concurrency, self._versioned, list(requests))
+        out: list[ObjectRead | None] = []
+        for r, result in zip(requests, results):
+            if isinstance(result, BaseException):
+                raise store_error(self, "read", r.key, result) from result
             out.append(result)
         return out
 
@@ -452,7 +548,7 @@ class ObjectStore(Store):
         payload = pickle_wrapped(self, self.store, "obstore's",
                                  "Its data lives in this process only: use an obstore LocalStore or a cloud "
                                  "store to share data between processes")
-        return (_unpickle, (payload, self.prefix, self.read_only))
+        return (_unpickle, (payload, self.prefix, self.read_only, self.request_concurrency))
 
     def __repr__(self) -> str:
         where = f", prefix={self.prefix!r}" if self.prefix else ""

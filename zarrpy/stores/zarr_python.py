@@ -17,7 +17,7 @@ zarr-python) keeps working. ``sync`` may be called from many threads at once
 (zarrpy reads and decodes on a thread pool); each call waits for its own
 coroutine. A batch (:meth:`ZarrPythonStore.get_partial_values`, sizes of a
 listing, a prefix deletion) is one coroutine that runs its requests
-concurrently, at most :attr:`ZarrPythonStore.max_concurrency` at a time.
+concurrently, at most :attr:`ZarrPythonStore.request_concurrency` at a time.
 
 **Same answers as every zarrpy store.** Keys are checked before the store
 sees them (no ``..``, no absolute keys). Byte ranges become zarr-python's
@@ -58,16 +58,16 @@ import os
 import pickle
 import sys
 from pathlib import Path
-from typing import Any, Awaitable, Callable, Coroutine, Hashable, Iterator, Sequence, TypeVar
+from typing import Any, Callable, Coroutine, Hashable, Iterator, Sequence, TypeVar
 
 from ..core.byte_range import ByteRequest, OffsetRequest, RangeRequest, SuffixRequest
 from ..errors import KeyNotFoundError, StoreError
+from ._concurrent import bounded
 from ._ranges import clamp, is_empty, trim
 from ._wrapped import pickle_wrapped
 from .abc import READ_ONLY_HINT, Store, store_error, validate_key, validate_prefix
 
 T = TypeVar("T")
-A = TypeVar("A")
 
 # Errors of a zarr-python store that mean "no value under this key".
 _MISSING = (FileNotFoundError, IsADirectoryError, NotADirectoryError)
@@ -139,18 +139,6 @@ def _unpickle(payload: bytes, read_only: bool) -> ZarrPythonStore:
     return ZarrPythonStore(pickle.loads(payload), read_only=read_only)
 
 
-async def _bounded(limit: int, func: Callable[[A], Awaitable[T]], items: Sequence[A]) -> list[T | BaseException]:
-    """``await func(item)`` for every item, at most ``limit`` at once; the
-    results (or the exception each raised) in item order."""
-    gate = asyncio.Semaphore(limit)
-
-    async def one(item: A) -> T:
-        async with gate:
-            return await func(item)
-
-    return list(await asyncio.gather(*(one(item) for item in items), return_exceptions=True))
-
-
 class ZarrPythonStore(Store):
     """A zarr-python 3 store seen through zarrpy's synchronous store API.
 
@@ -164,8 +152,18 @@ class ZarrPythonStore(Store):
         (also when False, if the zarr-python store itself is read-only).
     """
 
-    max_concurrency: int = 32
-    """Requests of one batch in flight at once."""
+    request_concurrency: int = 32
+    """Requests of one batch in flight at once (zarr-python's stores run
+    their own connection pools behind it)."""
+
+    @property
+    def max_concurrency(self) -> int:
+        """The former name of :attr:`request_concurrency` (the same setting)."""
+        return self.request_concurrency
+
+    @max_concurrency.setter
+    def max_concurrency(self, value: int) -> None:
+        self.request_concurrency = value
 
     def __init__(self, store: Any, read_only: bool = False) -> None:
         if not is_zarr_python_store(store):
@@ -268,7 +266,7 @@ class ZarrPythonStore(Store):
         async def one(item: tuple[str, ByteRequest | None]) -> bytes | None:
             return await self._get(*item)
 
-        results = self._call("read", requests[0][0], lambda: _bounded(self.max_concurrency, one, requests))
+        results = self._call("read", requests[0][0], lambda: bounded(self.request_concurrency, one, requests))
         out: list[bytes | None] = []
         for (key, _), result in zip(requests, results):
             if isinstance(result, BaseException):
@@ -334,7 +332,7 @@ class ZarrPythonStore(Store):
             if keys and not self.supports_deletes:
                 raise StoreError(f"cannot delete {keys[0]!r} from {self.display_name}: "
                                  "the store cannot delete values")
-            return await _bounded(self.max_concurrency, self.store.delete, keys)
+            return await bounded(self.request_concurrency, self.store.delete, keys)
 
         for failure in self._call("delete", prefix, delete_all):
             if isinstance(failure, BaseException):
@@ -376,7 +374,7 @@ class ZarrPythonStore(Store):
 
         async def sized() -> list[tuple[str, int | BaseException]]:
             keys = await self._list(prefix)
-            sizes = await _bounded(self.max_concurrency, self.store.getsize, keys)
+            sizes = await bounded(self.request_concurrency, self.store.getsize, keys)
             return list(zip(keys, sizes))
 
         out: list[tuple[str, int]] = []

@@ -45,9 +45,9 @@ import time
 import weakref
 import zipfile
 from pathlib import Path
-from typing import Any, Iterator, Literal
+from typing import Any, Iterator, Literal, Sequence
 
-from ..core.byte_range import ByteRequest, OffsetRequest, RangeRequest, SuffixRequest
+from ..core.byte_range import ByteRequest, ObjectRead, OffsetRequest, RangeRequest, SuffixRequest, VersionedRequest
 from ..errors import InvalidKeyError, KeyNotFoundError, ReadOnlyError, StoreError
 from .abc import Store, store_error, validate_key, validate_prefix
 
@@ -113,6 +113,7 @@ class ZipStore(Store):
         self._zf: zipfile.ZipFile | None = None
         self._finalizer: weakref.finalize[Any, Any] | None = None
         self._reopened_read_only = False
+        self._archive: tuple[int, ...] | None = None
         self._open()
 
     # -- the archive -------------------------------------------------------
@@ -129,6 +130,7 @@ class ZipStore(Store):
                 # "w" truncates and "x" refuses an existing file: first open only.
                 if self.mode in ("w", "x"):
                     self.mode = "a"
+                self._archive = _archive_identity(self._zf)
                 if not self.read_only:  # a forgotten close() still writes the central directory
                     self._finalizer = weakref.finalize(self, _finish, self._zf)
             return self._zf
@@ -173,6 +175,29 @@ class ZipStore(Store):
                 return _read_member(self._open(), info, byte_range)
             except (OSError, zipfile.BadZipFile, EOFError) as exc:
                 raise store_error(self, "read", key, exc) from exc
+
+    def get_versioned(self, requests: Sequence[VersionedRequest]) -> list[ObjectRead | None]:
+        """Each member's bytes with its size and a version from its entry
+        (CRC, where it starts, its sizes) and the archive's identity: a key
+        set again is a new member elsewhere in the file, so a new version."""
+        out: list[ObjectRead | None] = []
+        for key, request, if_match in requests:
+            validate_key(key)
+            with self._lock:
+                info = self._info(key)
+                if info is None or info.is_dir():
+                    out.append(None)
+                    continue
+                version = (self._archive, info.CRC, info.header_offset, info.compress_size, info.file_size)
+                if if_match is not None and if_match != version:
+                    out.append(ObjectRead(None, info.file_size, version))
+                    continue
+                try:
+                    data = _read_member(self._open(), info, request)
+                except (OSError, zipfile.BadZipFile, EOFError) as exc:
+                    raise store_error(self, "read", key, exc) from exc
+            out.append(ObjectRead(data, info.file_size, version))
+        return out
 
     def exists(self, key: str) -> bool:
         validate_key(key)
@@ -280,7 +305,20 @@ def _reopen_read_only(path: str, was_writable: bool) -> ZipStore:
     store._zf = None
     store._finalizer = None
     store._reopened_read_only = was_writable
+    store._archive = None
     return store
+
+
+def _archive_identity(zf: zipfile.ZipFile) -> tuple[int, ...] | None:
+    """The open archive file's device and inode (None when it is not a file
+    of its own): part of every member's version, so a member of another
+    archive put in its place is never taken for it."""
+    fp = zf.fp
+    try:
+        st = os.fstat(fp.fileno()) if fp is not None else None
+    except (OSError, AttributeError, ValueError):
+        return None
+    return None if st is None else (st.st_dev, st.st_ino)
 
 
 def _read_member(zf: zipfile.ZipFile, info: zipfile.ZipInfo, request: ByteRequest | None) -> bytes:

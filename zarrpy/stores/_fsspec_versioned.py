@@ -1,0 +1,250 @@
+"""Versioned reads (:meth:`~zarrpy.stores.abc.Store.get_versioned`) on
+fsspec filesystems, one request per item, the best way each backend allows.
+
+- **HTTP** (fsspec's ``HTTPFileSystem``): one GET through the filesystem's
+  own aiohttp session, with ``Range`` and ``If-Match``. The object's length
+  comes from ``Content-Range`` (``206``, and ``bytes */N`` of a ``416``) or
+  the body (``200``: the server ignored ``Range``, the answer is cut here);
+  the version is the strong ``ETag`` (a weak one cannot be matched, so it
+  is no version). ``412`` is a changed object, ``404`` a missing one. A
+  server that ignores ``If-Match`` is caught by comparing the ETag it sends.
+- **S3** (s3fs): one ``get_object`` through s3fs's ``_call_s3`` (its retries
+  and request options), with ``Range`` and ``IfMatch``; the length from
+  ``ContentRange`` or ``ContentLength``, the version is the ETag;
+  ``PreconditionFailed`` is a changed object, ``NoSuchKey`` a missing one.
+- **Local files**: the file opened once, its ``fstat`` giving size and
+  version exactly as :class:`~zarrpy.stores.local.LocalStore` tells them.
+- **fsspec's memory filesystem**: the stored file object's identity (a
+  write replaces it), its size and modification time.
+
+Other filesystems have no reader here (the store's default applies).
+
+A request for no bytes (an empty range, a zero suffix) still needs the
+object's length and version: HTTP and S3 ask for its first byte
+(``bytes=0-0``) and answer ``b""``. A changed answer from a backend whose
+refusal tells no length (S3, most HTTP servers) has size
+:data:`~zarrpy.core.byte_range.UNKNOWN_SIZE`. Only for an unsatisfiable range whose answer tells no
+length (a ``416`` without ``Content-Range``, S3's ``InvalidRange``) is a
+second, size request made.
+"""
+
+from __future__ import annotations
+
+import errno
+import itertools
+import os
+import re
+import stat
+import sys
+import threading
+import weakref
+from typing import Any, Awaitable, Callable, Hashable
+
+from ..core.byte_range import UNKNOWN_SIZE, ByteRequest, ObjectRead, OffsetRequest, RangeRequest, SuffixRequest
+from ._files import OpenFile, file_version
+from ._ranges import clamp, is_empty, strong_etag, versioned_answer
+
+_CONTENT_RANGE = re.compile(r"bytes\s+(?:(\d+)-(\d+)|\*)/(\d+|\*)")
+
+AsyncReader = Callable[[Any, str, "ByteRequest | None", "Hashable | None"], Awaitable["ObjectRead | None"]]
+SyncReader = Callable[[Any, str, "ByteRequest | None", "Hashable | None"], "ObjectRead | None"]
+
+
+def range_header(request: ByteRequest | None) -> str | None:
+    """The ``Range`` header of ``request`` (None: the whole object). A request
+    for no bytes asks for the first byte, so the answer still tells the
+    object's length."""
+    if is_empty(request):
+        return "bytes=0-0"
+    if request is None or (isinstance(request, OffsetRequest) and request.offset == 0):
+        return None
+    if isinstance(request, RangeRequest):
+        return f"bytes={request.start}-{request.end - 1}"
+    if isinstance(request, OffsetRequest):
+        return f"bytes={request.offset}-"
+    if isinstance(request, SuffixRequest):
+        return f"bytes=-{request.length}"
+    raise TypeError(f"not a byte request: {request!r}")
+
+
+def content_range(value: str | None) -> tuple[int | None, int | None]:
+    """``(first byte, object length)`` of a ``Content-Range`` header; None for
+    what it does not tell (``bytes */N`` has no first byte, ``a-b/*`` no length)."""
+    m = _CONTENT_RANGE.fullmatch(value.strip()) if value else None
+    if m is None:
+        return None, None
+    first = int(m[1]) if m[1] is not None else None
+    return first, (int(m[3]) if m[3] != "*" else None)
+
+
+# -- HTTP ------------------------------------------------------------------------------
+
+
+async def http_read(fs: Any, url: str, request: ByteRequest | None, if_match: Hashable | None) -> ObjectRead | None:
+    """One GET of ``url`` on fsspec's HTTP filesystem ``fs`` (see the module docstring)."""
+    kw = dict(fs.kwargs)
+    headers = dict(kw.pop("headers", None) or {})
+    rng = range_header(request)
+    if rng is not None:
+        headers["Range"] = rng
+    if if_match is not None:
+        headers["If-Match"] = str(if_match)
+    session = await fs.set_session()
+    async with session.get(fs.encode_url(url), headers=headers, **kw) as r:
+        etag = r.headers.get("ETag")
+        first, size = content_range(r.headers.get("Content-Range"))
+        if r.status == 404:
+            return None
+        if r.status == 412:
+            return ObjectRead(None, UNKNOWN_SIZE if size is None else size, strong_etag(etag))
+        if r.status == 416:  # nothing to read
+            if size is None:
+                size = int((await fs._info(url))["size"])
+            return versioned_answer(b"", 0, size, strong_etag(etag), RangeRequest(0, 0), if_match)
+        r.raise_for_status()
+        data = await r.read()
+    if r.status == 206:
+        if first is None or size is None:
+            raise ValueError(f"206 answer without a usable Content-Range: {r.headers.get('Content-Range')!r}")
+        return versioned_answer(data, first, size, strong_etag(etag), request, if_match)
+    return versioned_answer(data, 0, len(data), strong_etag(etag), request, if_match)  # the whole object
+
+
+# -- S3 --------------------------------------------------------------------------------
+
+
+def _s3_code(exc: BaseException) -> str | None:
+    """The S3 error code behind an exception s3fs translated (its cause)."""
+    for e in (exc, exc.__cause__):
+        response = getattr(e, "response", None)
+        if isinstance(response, dict):
+            code = response.get("Error", {}).get("Code")
+            return str(code) if code is not None else None
+    return None
+
+
+async def s3_read(fs: Any, path: str, request: ByteRequest | None, if_match: Hashable | None) -> ObjectRead | None:
+    """One ``get_object`` of ``path`` on the s3fs filesystem ``fs``."""
+    bucket, key, version_id = fs.split_path(path)
+    kw: dict[str, Any] = {}
+    rng = range_header(request)
+    if rng is not None:
+        kw["Range"] = rng
+    if if_match is not None:
+        kw["IfMatch"] = str(if_match)
+    if version_id:
+        kw["VersionId"] = version_id
+    try:
+        resp = await fs._call_s3("get_object", Bucket=bucket, Key=key, **kw)
+    except FileNotFoundError:
+        return None
+    except OSError as exc:
+        code = _s3_code(exc)
+        if code in ("PreconditionFailed", "412"):
+            return ObjectRead(None, UNKNOWN_SIZE, None)
+        if code in ("InvalidRange", "416"):  # nothing to read: the length from a size request
+            try:
+                info = await fs._info(path)
+            except FileNotFoundError:
+                return None
+            return versioned_answer(b"", 0, int(info["size"]), strong_etag(info.get("ETag")),
+                                    RangeRequest(0, 0), if_match)
+        raise
+    try:
+        data = await resp["Body"].read()
+    finally:
+        resp["Body"].close()
+    first, size = content_range(resp.get("ContentRange"))
+    etag = resp.get("ETag")
+    if first is not None and size is not None:
+        return versioned_answer(data, first, size, strong_etag(etag), request, if_match)
+    return versioned_answer(data, 0, len(data), strong_etag(etag), request, if_match)
+
+
+# -- local files and fsspec's memory filesystem ------------------------------------------
+
+
+def local_read(fs: Any, path: str, request: ByteRequest | None, if_match: Hashable | None) -> ObjectRead | None:
+    """The bytes of a local file with the size and version of the ``fstat``
+    of the same open descriptor (as LocalStore tells them)."""
+    try:
+        fd = os.open(path, os.O_RDONLY | getattr(os, "O_BINARY", 0))
+    except (FileNotFoundError, NotADirectoryError, IsADirectoryError):
+        return None
+    with OpenFile(fd, 0) as f:
+        st = os.fstat(fd)
+        if stat.S_ISDIR(st.st_mode):
+            return None
+        if not stat.S_ISREG(st.st_mode):
+            raise OSError(errno.EINVAL, "not a regular file (a FIFO, socket or device)")
+        f.size, f.version = st.st_size, file_version(st)
+        if if_match is not None and if_match != f.version:
+            return ObjectRead(None, f.size, f.version)
+        return ObjectRead(f.read(request), f.size, f.version)
+
+
+class _Serials:
+    """A serial number per live file object of fsspec's memory filesystem:
+    a write replaces the object, so a new object is a new version (a dead
+    object's serial is never given again, whatever its ``id``)."""
+
+    def __init__(self) -> None:
+        self._table: weakref.WeakKeyDictionary[Any, int] = weakref.WeakKeyDictionary()
+        self._serials = itertools.count(1)
+        self._lock = threading.Lock()
+
+    def of(self, f: Any) -> int:
+        with self._lock:
+            serial = self._table.get(f)
+            if serial is None:
+                serial = self._table[f] = next(self._serials)
+            return serial
+
+
+_MEMORY_SERIALS = _Serials()
+
+
+def memory_read(fs: Any, path: str, request: ByteRequest | None, if_match: Hashable | None) -> ObjectRead | None:
+    """The bytes of a file of fsspec's memory filesystem, versioned by the
+    file object (its serial), its size and its modification time (an append
+    in place changes both)."""
+    f = fs.store.get(fs._strip_protocol(path))
+    if f is None:
+        return None
+    buf = f.getbuffer()
+    try:
+        size = len(buf)
+        modified = getattr(f, "modified", None)
+        version = (_MEMORY_SERIALS.of(f), size, modified.timestamp() if modified is not None else None)
+        if if_match is not None and if_match != version:
+            return ObjectRead(None, size, version)
+        start, end = clamp(request, size)
+        return ObjectRead(bytes(buf[start:end]) if start < end else b"", size, version)
+    finally:
+        buf.release()
+
+
+# -- which reader ------------------------------------------------------------------------
+
+
+def _is_instance(fs: Any, module: str, name: str) -> bool:
+    """``isinstance(fs, module.name)`` without importing ``module`` (if it is
+    not imported, ``fs`` cannot be one of its objects)."""
+    cls = getattr(sys.modules.get(module), name, None)
+    return isinstance(cls, type) and isinstance(fs, cls)
+
+
+def reader_of(fs: Any) -> tuple[AsyncReader | None, SyncReader | None]:
+    """The async or sync versioned reader for the filesystem ``fs`` (or neither)."""
+    if _is_instance(fs, "fsspec.implementations.http", "HTTPFileSystem"):
+        return http_read, None
+    if _is_instance(fs, "s3fs.core", "S3FileSystem"):
+        return s3_read, None
+    if _is_instance(fs, "fsspec.implementations.local", "LocalFileSystem"):
+        return None, local_read
+    if _is_instance(fs, "fsspec.implementations.memory", "MemoryFileSystem"):
+        return None, memory_read
+    return None, None
+
+
+__all__ = ["content_range", "range_header", "reader_of"]
