@@ -13,7 +13,10 @@ requests in flight than ``request_concurrency``.
 from __future__ import annotations
 
 import functools
+import itertools
+import os
 import pickle
+import time
 import uuid
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -36,6 +39,7 @@ from zarrpy.core.byte_range import (
     VersionedRequest,
 )
 from zarrpy.stores import FsspecStore, LocalStore, MemoryStore, ObjectStore, ZipStore
+from zarrpy.stores._files import RACY_NS
 from zarrpy.stores.abc import Store
 
 from .contract import EMPTY_VALUE_REQUESTS, RANGE_CASES, VALUE
@@ -84,8 +88,25 @@ def _memory(tmp_path: Path, request: pytest.FixtureRequest) -> Backend:
     return Backend(MemoryStore(data), MemoryStore(data).set)
 
 
+_AGES = itertools.count(1)
+
+
+def _aged_writer(root: Path) -> Callable[[str, bytes], None]:
+    """LocalStore.set, then the file's mtime set back beyond the racy window
+    (each write to its own past instant), as for a file written a while ago:
+    a file younger than that has no version (``stores._files.RACY_NS``)."""
+    store = LocalStore(root)
+
+    def write(key: str, value: bytes) -> None:
+        store.set(key, value)
+        when = time.time_ns() - 2 * RACY_NS - next(_AGES) * 1_000_000
+        os.utime(root / key, ns=(when, when))
+
+    return write
+
+
 def _local(tmp_path: Path, request: pytest.FixtureRequest) -> Backend:
-    return Backend(LocalStore(tmp_path), LocalStore(tmp_path).set)
+    return Backend(LocalStore(tmp_path), _aged_writer(tmp_path))
 
 
 def _zip(tmp_path: Path, request: pytest.FixtureRequest) -> Backend:
@@ -101,7 +122,7 @@ def _fsspec_memory(tmp_path: Path, request: pytest.FixtureRequest) -> Backend:
 
 
 def _fsspec_file(tmp_path: Path, request: pytest.FixtureRequest) -> Backend:
-    return Backend(FsspecStore.from_url(tmp_path.as_uri()), LocalStore(tmp_path).set)
+    return Backend(FsspecStore.from_url(tmp_path.as_uri()), _aged_writer(tmp_path))
 
 
 def _served(request: pytest.FixtureRequest, make: Callable[[str], Store]) -> Backend:
@@ -361,3 +382,20 @@ def test_zarr_python_store_request_concurrency_is_its_bound() -> None:
     assert store.request_concurrency == 2
     store.set("a", VALUE)
     assert store.get_versioned([VersionedRequest("a", SuffixRequest(3))]) == [ObjectRead(b"789", 10, None)]
+
+
+@pytest.mark.parametrize("make", [LocalStore, lambda root: FsspecStore.from_url(root.as_uri())], ids=["local", "fsspec-file"])
+def test_a_file_written_within_the_racy_window_has_no_version_and_fails_an_older_condition(tmp_path, make):
+    """Inodes are reused and mtimes coarse, so two quick same-sized writes
+    can leave size, mtime and inode equal: a file that young tells no
+    version, and a condition on its previous version is not met."""
+    write = _aged_writer(tmp_path)
+    write("k", VALUE)
+    store = make(tmp_path)
+    old = _read(store, "k")
+    assert old is not None and old.version is not None
+    LocalStore(tmp_path).set("k", OTHER)  # just now
+    young = _read(store, "k", SuffixRequest(2))
+    assert young == ObjectRead(b"ij", len(OTHER), None)
+    stale = _read(store, "k", None, old.version)
+    assert stale is not None and stale.changed

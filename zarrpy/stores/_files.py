@@ -15,6 +15,7 @@ a new file over it, never changed in place, so the open file keeps its size.
 from __future__ import annotations
 
 import os
+import time
 from typing import Any
 
 from ..core.byte_range import ByteRequest, OffsetRequest, RangeRequest, SuffixRequest
@@ -23,10 +24,22 @@ HAS_PREAD = hasattr(os, "pread") and hasattr(os, "preadv")
 """Positioned reads (not on Windows): needed to share one descriptor between threads."""
 
 
-def file_version(st: os.stat_result) -> tuple[int, int, int, int]:
+RACY_NS = 2_000_000_000
+"""A file modified less than this long ago (2 s) has no version yet."""
+
+
+def file_version(st: os.stat_result) -> tuple[int, int, int, int] | None:
     """What identifies a file's content, from its ``fstat``: size, mtime (ns),
-    inode and device (a write replaces the file by rename, so a new content
-    is a new inode)."""
+    inode and device; None while the file is younger than :data:`RACY_NS`.
+
+    A write replaces the file by rename, but filesystems reuse inodes (ext4
+    does, at once) and take mtimes from a coarse clock (a few ms), so two
+    same-sized writes in quick succession can leave all four equal. As git
+    does with its "racily clean" entries, a file that recent is not given a
+    version: nothing read from it is kept, and a condition on an older
+    version fails, since any later mtime differs from one over 2 s old."""
+    if time.time_ns() - st.st_mtime_ns < RACY_NS:
+        return None
     return (st.st_size, st.st_mtime_ns, st.st_ino, st.st_dev)
 
 
