@@ -256,6 +256,17 @@ class BoundChain:
         return ScratchDecoder(self, like)
 
     @property
+    def inner_reads_partially(self) -> bool:
+        """For a chain holding chunks (:attr:`holds_chunks`): do its inner
+        chunks read partially (uncompressed ``bytes``, nested shards)? Else
+        an inner chunk is read whole for any part of it."""
+        inner = self.chain.array_to_bytes.inner_chunks()
+        if inner is None:
+            return False
+        caps = [c.capabilities for c in inner.codecs.codecs]
+        return all(c.partial_decode for c in caps)
+
+    @property
     def holds_chunks(self) -> bool:
         """True when a stored chunk holds chunks of its own, each with its own
         place in it (a shard: an array-to-bytes codec with inner chunks)."""

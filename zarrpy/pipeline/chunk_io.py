@@ -32,6 +32,7 @@ from ..codecs.fill import fill_chunk, fixed_fill
 from ..codecs.merge import ChunkWrite
 from ..codecs.partial import ArrayPartialDecoder, DecodeOptions
 from ..core._typing import BytesLike, ChunkCoords, Shape
+from ..core.batches import even_runs
 from ..core.chunk_grid import RegularChunkGrid
 from ..core.limits import check_chunk_nbytes
 from ..core.indexing import ChunkProjection, OrthogonalIndexer, whole_chunk_box
@@ -43,8 +44,9 @@ from ..metadata.v3 import ArrayMetadataV3
 from ..stores.abc import Store
 from .cache_hook import ChunkCache
 from .synchronizer import Synchronizer
-from .concurrency import for_each_batch, map_chunks
+from .concurrency import for_each_batch, map_chunks, max_workers
 from .locks import locked
+from .io_pool import map_io
 from .shard_reads import IndexCache, ShardReads
 from .values import ElementForm
 
@@ -52,6 +54,9 @@ from .values import ElementForm
 INLINE_READ_NBYTES = 1 << 20
 """Reads of chunks decoding to at most this many bytes in all (1 MiB) run in
 the calling thread, without the pool (see :meth:`ChunkIO._small_read`)."""
+
+_PART = object()
+"""Marks a chunk of a staged read that is read in part, by its own reader."""
 
 STAGED_READ_OBJECTS = 1024
 """A read on a store where each request is a round trip fetches at most
@@ -316,37 +321,63 @@ class ChunkIO:
 
     def _read_staged(self, out: np.ndarray, items: list[tuple[str, list[Projection]]]) -> None:
         """:meth:`read_into` where each request is a round trip (object
-        stores; memory): every stored chunk the read needs is fetched in one
-        batch, and the shards read in part in two (their indexes, with the
-        whole chunks; then their inner chunks: :class:`ShardReads`), before
-        the chunks are decoded on the pool."""
+        stores; memory): the stored chunks the read needs are fetched in a
+        few batches in flight at once, each decoded as soon as it is in; the
+        shards read in part take two stages (:class:`ShardReads`): their
+        indexes, with the whole chunks, which decode meanwhile; then their
+        inner chunks, again in a few batches decoded as they come in."""
         in_part = [self._reads_partially(group) for _, group in items]
         whole = [item for item, part in zip(items, in_part) if not part]
         part = [item for item, part in zip(items, in_part) if part]
-        decoders: dict[str, ArrayPartialDecoder] = {}
-        if part and self._shard_reads is not None:
-            decoders, data = self._shard_reads.prepare(
-                [(key, [p.chunk_dim_selection for p in group]) for key, group in part], [k for k, _ in whole])
-        else:
-            data = self._fetch([k for k, _ in whole])
-        tasks: list[tuple[str, list[Projection], Any, bool]] = [
-            (key, group, value, False) for (key, group), value in zip(whole, data)]
-        tasks += [(key, group, None, True) for key, group in part]
 
-        def decode_batch(batch: list[tuple[str, list[Projection], Any, bool]]) -> None:
+        def decode_batch(batch: list[tuple[str, list[Projection], Any, ArrayPartialDecoder | None]]) -> None:
             with self.bound.scratch_decoder(like=out) as decode:
-                for key, group, value, partial in batch:
-                    if not partial:
+                for key, group, value, decoder in batch:
+                    if decoder is not None:
+                        self._scatter_decoded_part(out, key, group, decoder)
+                    elif value is not _PART:
                         self._scatter_whole(out, key, group, value, decode)
-                    elif key in decoders:
-                        self._scatter_decoded_part(out, key, group, decoders[key])
                     else:
                         self._scatter_part(out, key, group)
 
-        if self._small_read(len(tasks)) and not part:
-            decode_batch(tasks)
-        else:
-            for_each_batch(decode_batch, tasks)
+        def decode_all(tasks: list[tuple[str, list[Projection], Any, ArrayPartialDecoder | None]]) -> None:
+            if (self._small_read(len(tasks)) and not part) or (self.inner is not None and len(tasks) < max_workers()):
+                # Too few chunks to share out (or few shards, whose inner chunks
+                # the pool decodes side by side when their loop runs here).
+                decode_batch(tasks)
+            else:
+                for_each_batch(decode_batch, tasks)
+
+        groups = 1 if self._small_read(len(items)) else 2 * max_workers()
+
+        def decode_whole(data: list[bytes | None]) -> None:
+            decode_all([(key, group, value, None) for (key, group), value in zip(whole, data)])
+
+        if part and self._shard_reads is not None:
+            # Stage 1: the shards' indexes with the whole chunks, which decode
+            # while stage 2 fetches the shards' inner chunks, each batch of
+            # shards decoded as soon as its bytes are in.
+            groups_of = {key: group for key, group in part}
+            self._shard_reads.read(
+                [(key, [p.chunk_dim_selection for p in group]) for key, group in part],
+                lambda key, decoder: self._scatter_decoded_part(out, key, groups_of[key], decoder),
+                [k for k, _ in whole], decode_whole, groups=groups)
+            return
+        # Plain chunks (and shards read whole): fetched in a few batches at
+        # once, each decoded as soon as it is in.
+        tasks = [(key, group, _PART if partial else None, None)
+                 for key, group, partial in [(k, g, False) for k, g in whole] + [(k, g, True) for k, g in part]]
+
+        def fetch_and_decode(batch: list[tuple[str, list[Projection], Any, ArrayPartialDecoder | None]]) -> None:
+            fetch = [i for i, t in enumerate(batch) if t[2] is not _PART]
+            for i, value in zip(fetch, self._fetch([batch[i][0] for i in fetch])):
+                batch[i] = (batch[i][0], batch[i][1], value, None)
+            decode_all(batch)
+
+        if self.store.whole_read_nbytes:  # requests are cheap (memory): one batch, decoded on the pool
+            fetch_and_decode(tasks)
+        else:  # each batch mostly waits on the network: all in flight at once
+            map_io(fetch_and_decode, even_runs(tasks, groups))
 
     def _small_read(self, nchunks: int) -> bool:
         """Whether ``nchunks`` stored chunks of fixed-size elements decode to
@@ -447,7 +478,30 @@ class ChunkIO:
         if stored is not None and stored <= self.store.whole_read_nbytes:
             return False  # cheaper whole on this store
         wanted = sum(math.prod(p.chunk_block_shape) for p in group)
-        return self.inner is not None or wanted * 2 <= math.prod(self.grid.chunk_shape)
+        if self.inner is not None:
+            return not self._needs_every_inner_chunk(group)
+        return wanted * 2 <= math.prod(self.grid.chunk_shape)
+
+    def _needs_every_inner_chunk(self, group: list[Projection]) -> bool:
+        """Does one selection of this shard touch each of its inner chunks
+        (inside the array) while the inner chunks are read whole anyway
+        (compressed)? Then the shard is read whole: the same bytes, in one
+        request instead of its index and then its chunks (tensorstore's rule)."""
+        assert self.inner is not None
+        if len(group) != 1 or not isinstance(group[0], ChunkProjection) or self.bound.inner_reads_partially:
+            return False
+        proj = group[0]
+        for sel, ic, r in zip(proj.chunk_dim_selection, self.inner.shape, self.grid.chunk_region(proj.chunk_coords)):
+            n = -(-(r.stop - r.start) // ic)
+            if isinstance(sel, slice):
+                start, stop, step = sel.indices(r.stop - r.start)
+                touched = n if step <= ic and start < ic and stop > (n - 1) * ic else np.unique(
+                    np.arange(start, stop, step) // ic).size
+            else:
+                touched = np.unique(np.asarray(sel) // ic).size
+            if touched != n:
+                return False
+        return True
 
     def _scatter_whole(
         self, out: np.ndarray, key: str, group: list[Projection], data: Any,
@@ -588,7 +642,7 @@ class ChunkIO:
         staged = self._shard_reads is not None and self._partial and not self.store.reads_in_place
         if staged:  # every shard's index, then every inner chunk, each stage one batch
             assert self._shard_reads is not None
-            decoders, _ = self._shard_reads.prepare(
+            decoders = self._shard_reads.prepare(
                 [(self.key(outer), [m.selection for m in members]) for outer, members in groups.items()])
 
         def read_group(batch: list[ChunkCoords]) -> None:

@@ -23,6 +23,7 @@ with another version's bytes. Stores that tell no versions keep nothing.
 
 from __future__ import annotations
 
+import functools
 from collections import OrderedDict
 from dataclasses import dataclass
 from threading import Lock
@@ -30,6 +31,7 @@ from typing import Any, Callable, Hashable, Sequence
 
 from ..codecs.chain import BoundChain
 from ..codecs.partial import ChunkSelection, DecodeOptions, IndexedDecoder, PrefetchedReader
+from ..core.batches import even_runs
 from ..core.byte_range import ObjectRead, RangeRequest, VersionedRequest
 from ..errors import CodecError, StoreError, at_key
 from ..stores.abc import Store
@@ -133,23 +135,47 @@ class ShardReads:
     def __init__(self, store: Store, bound: BoundChain, options: DecodeOptions, indexes: IndexCache):
         self.store, self.bound, self.options, self.indexes = store, bound, options, indexes
 
-    def prepare(
-        self, wanted: Sequence[tuple[str, list[ChunkSelection]]], whole: Sequence[str] = ()
-    ) -> tuple[dict[str, IndexedDecoder], list[bytes | None]]:
-        """Decoders for the shards ``wanted`` (key, selections of it), each
-        with its index and the bytes it needs in memory, and the whole
-        values of the keys ``whole``, fetched with the first stage."""
+    def read(
+        self, wanted: Sequence[tuple[str, list[ChunkSelection]]], ready: Callable[[str, IndexedDecoder], None],
+        whole: Sequence[str] = (), whole_ready: Callable[[list[bytes | None]], None] | None = None,
+        groups: int = 1,
+    ) -> None:
+        """Read the shards ``wanted`` (key, selections of it): ``ready(key,
+        decoder)`` is called for each, from some thread, as soon as its
+        decoder holds its index and the bytes it needs. Stage 1 also fetches
+        the whole values of the keys ``whole``, handed to ``whole_ready``,
+        which runs while stage 2's requests are in flight. Stage 2 goes out
+        as ``groups`` batches at once, so the first shards decode while the
+        others' bytes still arrive."""
         plans = [self._plan(key, selections) for key, selections in wanted]
-        done: dict[str, IndexedDecoder] = {}
         whole_data = self._stage_indexes(plans, whole)
+        steps: list[Callable[[], None]] = [
+            functools.partial(self._finish, batch, ready) for batch in even_runs(plans, max(1, groups))]
+        if whole_ready is not None and whole:
+            steps.append(functools.partial(whole_ready, whole_data))
+        map_io(lambda step: step(), steps)
+
+    def prepare(self, wanted: Sequence[tuple[str, list[ChunkSelection]]]) -> dict[str, IndexedDecoder]:
+        """Decoders for the shards ``wanted`` (key, selections of it), each
+        with its index and the bytes it needs in memory (:meth:`read`, all
+        in one batch per stage)."""
+        done: dict[str, IndexedDecoder] = {}
+        self.read(wanted, done.__setitem__)
+        return done
+
+    def _finish(self, plans: list[_Plan], ready: Callable[[str, IndexedDecoder], None]) -> None:
+        """Stage 2 of ``plans``, then ``ready`` for each; a shard that changed
+        since its index is planned again, at most :data:`MAX_ATTEMPTS` times."""
         for attempt in range(MAX_ATTEMPTS):
             if attempt:
                 self._stage_indexes(plans, ())
             changed = self._stage_ranges(plans)
-            done.update((p.key, p.decoder) for p in plans if p.key not in changed)
+            for plan in plans:
+                if plan.key not in changed:
+                    ready(plan.key, plan.decoder)
             plans = [self._plan(p.key, p.selections) for p in plans if p.key in changed]
             if not plans:
-                return done, whole_data
+                return
         keys = ", ".join(repr(p.key) for p in plans)
         raise StoreError(f"shard {keys} in {self.store.display_name} changed during each of {MAX_ATTEMPTS} reads of it")
 
