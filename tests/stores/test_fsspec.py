@@ -18,9 +18,15 @@ FS_CALLS = ("cat_file", "cat_ranges", "pipe_file", "rm_file", "find", "ls", "inf
 
 
 def break_fsspec(store: FsspecStore, monkeypatch: pytest.MonkeyPatch) -> None:
-    """Every filesystem call of ``store`` raises OSError(EIO)."""
+    """Every filesystem call of ``store`` raises OSError(EIO) (s3fs's own
+    request call too: reads over S3 send one ``get_object`` through it)."""
     for name in FS_CALLS:
         monkeypatch.setattr(store.fs, name, eio)
+    if hasattr(store.fs, "_call_s3"):
+        async def call_s3_eio(*args: object, **kwargs: object) -> object:
+            return eio()
+
+        monkeypatch.setattr(store.fs, "_call_s3", call_s3_eio)
 
 
 class FsspecContract(StoreContract):

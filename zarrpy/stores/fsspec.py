@@ -153,6 +153,8 @@ class FsspecStore(Store):
         self.fs = fs
         # Writes to a read-mode zip filesystem are refused with a pointer to ZipStore.
         self._zip = isinstance(fs, ZipFileSystem)
+        # HTTP and S3 read through one GET per request (get_versioned's readers).
+        self._one_get = reader_of(fs)[0] is not None
         # Older fsspec zip filesystems raise zipfile's KeyError for a missing member.
         self._missing = _MISSING + ((KeyError,) if self._zip else ())
         root = fs._strip_protocol(path).rstrip("/") if path else ""
@@ -214,6 +216,8 @@ class FsspecStore(Store):
 
     # -- reads ---------------------------------------------------------------
     def get(self, key: str, byte_range: ByteRequest | None = None) -> bytes | None:
+        if self._one_get:  # HTTP and S3: one GET (s3fs asks a HEAD before a whole read)
+            return self.get_partial_values([(key, byte_range)])[0]
         path = self._full(key)
         if is_empty(byte_range):
             return b"" if self._size(key, path) is not None else None
@@ -290,7 +294,12 @@ class FsspecStore(Store):
     ) -> list[bytes | None]:
         """Answer all requests with one ``fs.cat_ranges`` call (concurrent on
         async filesystems, at most :attr:`request_concurrency` at once);
-        results are in request order."""
+        results are in request order. Over HTTP and S3 each request is one
+        GET, as :meth:`get_versioned` sends it (s3fs's ``cat_ranges`` asks a
+        HEAD before each whole read)."""
+        if self._one_get:
+            return [None if got is None else got.data
+                    for got in self.get_versioned([VersionedRequest(key, r) for key, r in requests])]
         out: list[bytes | None] = [None] * len(requests)
         batch: list[int] = []
         paths: list[str] = []
