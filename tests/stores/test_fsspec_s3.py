@@ -59,3 +59,16 @@ def test_writes_from_another_client_are_listed(s3_options: dict[str, Any]) -> No
     assert sorted(store.list_dir("a")) == ["k1", "k2"]
     other.rm_file(f"{BUCKET}/{prefix}/a/k1")
     assert sorted(store.list()) == ["a/k2"]
+
+
+def test_botocore_pool_is_as_large_as_the_request_concurrency(s3_options: dict[str, Any]) -> None:
+    """botocore keeps 10 connections by default: a batch of 25 reads would go
+    out in three waves. The pool follows ``request_concurrency`` unless the
+    options set it."""
+    url = f"s3://{BUCKET}/{uuid.uuid4().hex}"
+    store = FsspecStore.from_url(url, storage_options=s3_options, request_concurrency=48)
+    assert store.fs.config_kwargs["max_pool_connections"] == 48
+    assert FsspecStore.from_url(url, storage_options=s3_options).fs.config_kwargs["max_pool_connections"] == 64
+    mine = {**s3_options, "config_kwargs": {"max_pool_connections": 7}}
+    assert FsspecStore.from_url(url, storage_options=mine).fs.config_kwargs["max_pool_connections"] == 7
+    assert pickle.loads(pickle.dumps(store)).fs.config_kwargs["max_pool_connections"] == 48

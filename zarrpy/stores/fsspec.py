@@ -105,6 +105,21 @@ def _zip_write_mode(url: str, options: dict[str, Any]) -> str | None:
     return mode if mode not in (None, "r", "rb") else None
 
 
+def _s3_pool(url: str, options: dict[str, Any], concurrency: int) -> dict[str, Any]:
+    """``options`` for an ``s3://`` URL with botocore's connection pool as
+    large as the store's request concurrency (botocore's default of 10
+    connections would send a batch of 25 reads in three waves), unless the
+    options (or fsspec's configuration) set ``max_pool_connections``."""
+    if url.split("://", 1)[0] not in ("s3", "s3a"):
+        return options
+    import fsspec.config
+
+    base = options.get("config_kwargs", fsspec.config.conf.get("s3", {}).get("config_kwargs", {}))
+    if "max_pool_connections" in base:
+        return options
+    return {**options, "config_kwargs": {**base, "max_pool_connections": concurrency}}
+
+
 def _limits(request: ByteRequest | None) -> tuple[int | None, int | None]:
     """``(start, end)`` for ``cat_file``; a suffix is a negative start."""
     if request is None:
@@ -187,7 +202,7 @@ class FsspecStore(Store):
         if zip_mode is not None:
             raise StoreError(f"cannot open {url!r} with mode {zip_mode!r}: {_ZIP_WRITE_HINT}")
         try:
-            fs, path = url_to_fs(url, **options)
+            fs, path = url_to_fs(url, **_s3_pool(url, options, request_concurrency or Store.request_concurrency))
         except (ImportError, ValueError) as exc:
             raise StoreError(f"cannot open {url!r}: {exc}") from exc
         except FileNotFoundError as exc:
