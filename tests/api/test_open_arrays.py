@@ -347,26 +347,6 @@ def test_concat_reads_every_array_at_once():
     np.testing.assert_array_equal(out.nda, np.concatenate([_values(i) for i in range(8)]))
 
 
-def test_concat_of_urls_opens_every_array_at_once(tmp_path):
-    rendezvous = Rendezvous(6)
-    for i in range(6):
-        zarrpy.create_array(str(tmp_path / f"a{i}"), shape=(10,), dtype="int32", chunks=(4,))[...] = _values(i)
-    real = LocalStore.get
-
-    def get(self, key, byte_range=None):
-        if key == "zarr.json":
-            rendezvous.wait()
-        return real(self, key, byte_range)
-
-    LocalStore.get = get
-    try:
-        out = zarrpy.concat([str(tmp_path / f"a{i}") for i in range(6)])
-    finally:
-        LocalStore.get = real
-    assert rendezvous.met == 6
-    np.testing.assert_array_equal(out.nda, np.concatenate([_values(i) for i in range(6)]))
-
-
 @pytest.mark.parametrize("prefetch", [False, True])
 def test_iter_rows_reads_the_arrays_of_a_block_at_once(prefetch):
     rendezvous, arrays = _meeting_arrays(4, _is_chunk)
@@ -463,3 +443,16 @@ def test_arrays_over_http_are_one_get_each_all_at_once(tmp_path, http_site):
     assert sorted(server.log) == sorted(("GET", f"/g.zarr/a{i}/zarr.json") for i in range(10))
     assert server.rendezvous.met == 10
     np.testing.assert_array_equal(arrays[4][...], _values(4))
+
+
+def test_concat_of_urls_opens_every_array_at_once(tmp_path, http_site):
+    pytest.importorskip("aiohttp")
+    base, server = http_site
+    for i in range(6):
+        zarrpy.create_array(str(tmp_path / f"a{i}.zarr"), shape=(10,), dtype="int32", chunks=(4,))[...] = _values(i)
+    server.rendezvous = Rendezvous(6)
+    out = zarrpy.concat([f"{base}/a{i}.zarr" for i in range(6)])
+    assert server.rendezvous.met == 6
+    np.testing.assert_array_equal(out.nda, np.concatenate([_values(i) for i in range(6)]))
+    assert sum(path.endswith("/zarr.json") for _, path in server.log) == 6
+    assert not any(path.endswith((".zarray", ".zattrs", ".zgroup")) for _, path in server.log)
