@@ -61,8 +61,11 @@ def iter_rows(
     """Blocks of ``rows`` rows of the arrays concatenated along axis 0.
 
     ``arrays`` are :class:`~zarrpy.Array` s or URLs / paths (opened
-    read-only), possibly in different stores; all are opened first, and
-    must share the element type and row shape. Block *k* holds rows
+    read-only), possibly in different stores; all are opened first, their
+    metadata fetched side by side (as :func:`~zarrpy.open_arrays` does), and
+    must share the element type and row shape. The arrays of a block are
+    read side by side (on remote stores every array's requests are in flight
+    together, on zarrpy's IO thread pool). Block *k* holds rows
     ``k*rows`` to ``k*rows + rows - 1`` of the concatenation, across array
     boundaries; every block has ``rows`` rows except perhaps the last.
 

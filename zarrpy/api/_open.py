@@ -22,7 +22,7 @@ from ._node import array_metadata, location, read_node, read_nodes
 from ..core.paths import normalize_path
 from ..metadata.nodes import ARRAY_METADATA
 from ..errors import NodeExistsError, NodeNotFoundError, ReadOnlyError
-from ..pipeline.io_pool import map_io
+from ..pipeline.io_pool import map_io, waits_on_network
 from ..stores import store_from_url
 from ..stores.abc import READ_ONLY_HINT, Store
 from ..stores.zip import ZipStore
@@ -284,8 +284,11 @@ def open_array_targets(
     """The arrays of ``targets``, in order, all metadata fetched side by side:
     the targets of one store (one Store object, or one URL given again) in
     one :func:`~zarrpy.api._node.read_nodes` call, the stores concurrently
-    on :func:`~zarrpy.pipeline.io_pool.map_io`. NodeNotFoundError naming the
-    target's label where there is no array."""
+    on :func:`~zarrpy.pipeline.io_pool.map_io` when any of them is remote
+    (on local ones opening is CPU work, done here: threads would only add
+    their hand-offs). The stores are made first, here: making one sends no
+    request. NodeNotFoundError naming the target's label where there is no
+    array."""
     _check_format(zarr_format)
     by_store: dict[tuple[str, Any], list[int]] = {}
     for i, target in enumerate(targets):
@@ -293,8 +296,11 @@ def open_array_targets(
         key = ("url", os.fspath(like)) if isinstance(like, (str, os.PathLike)) else ("object", id(like))
         by_store.setdefault(key, []).append(i)
 
-    def open_in_one_store(indices: list[int]) -> list[Array]:
-        s = _store(targets[indices[0]].store, storage_options, mode)
+    groups = list(by_store.values())
+    stores = [_store(targets[indices[0]].store, storage_options, mode) for indices in groups]
+
+    def open_in_one_store(group: tuple[Store, list[int]]) -> list[Array]:
+        s, indices = group
         paths = [targets[i].path for i in indices]
         arrays = []
         for i, path, found in zip(indices, paths, read_nodes(s, paths, zarr_format)):
@@ -306,9 +312,10 @@ def open_array_targets(
                                 cache=cache, synchronizer=synchronizer))
         return arrays
 
-    groups = list(by_store.values())
+    work = list(zip(stores, groups))
     opened: dict[int, Array] = {}
-    for indices, arrays in zip(groups, map_io(open_in_one_store, groups)):
+    results = map_io(open_in_one_store, work) if waits_on_network(stores) else map(open_in_one_store, work)
+    for indices, arrays in zip(groups, results):
         opened.update(zip(indices, arrays))
     return [opened[i] for i in range(len(targets))]
 

@@ -11,9 +11,9 @@ The pool has :func:`io_threads` threads (``ZARRPY_IO_THREADS``, default
 no threads) and anew after ``fork``.
 
 No deadlock: a task here may use the chunk pool (a read decodes its chunks
-there), and chunk-pool tasks never wait on this pool, because
-:func:`map_io` runs its items inline when called from a thread of either
-pool.
+there) and may call :func:`map_io` again (its caller runs what no thread has
+started, so it never waits on a queued task); chunk-pool tasks never wait on
+this pool (:func:`map_io` runs inline there).
 """
 
 from __future__ import annotations
@@ -21,8 +21,8 @@ from __future__ import annotations
 import os
 import threading
 from collections.abc import Callable, Iterable
-from concurrent.futures import Future, ThreadPoolExecutor, wait
-from typing import TypeVar
+from concurrent.futures import ThreadPoolExecutor
+from typing import Generic, TypeVar
 
 from ..stores.abc import Store
 from .concurrency import in_worker
@@ -40,7 +40,6 @@ ENV_VAR = "ZARRPY_IO_THREADS"
 _pool: ThreadPoolExecutor | None = None
 _pool_lock = threading.Lock()
 _threads: int | None = None  # set by set_io_threads; None: the environment or the default
-_local = threading.local()
 
 
 def io_threads() -> int:
@@ -74,10 +73,6 @@ def set_io_threads(n: int | None) -> None:
         old.shutdown(wait=False)
 
 
-def _mark_io_thread() -> None:
-    _local.in_io = True
-
-
 def get_io_pool() -> ThreadPoolExecutor:
     """The process's IO pool (:func:`io_threads` threads), created on first use."""
     global _pool
@@ -85,8 +80,7 @@ def get_io_pool() -> ThreadPoolExecutor:
     if pool is None:
         with _pool_lock:
             if _pool is None:
-                _pool = ThreadPoolExecutor(max_workers=io_threads(), thread_name_prefix="zarrpy-io",
-                                           initializer=_mark_io_thread)
+                _pool = ThreadPoolExecutor(max_workers=io_threads(), thread_name_prefix="zarrpy-io")
             pool = _pool
     return pool
 
@@ -100,35 +94,83 @@ def _reset_after_fork() -> None:
 os.register_at_fork(after_in_child=_reset_after_fork)
 
 
-def in_io_thread() -> bool:
-    """Is this thread one of the IO pool's?"""
-    return getattr(_local, "in_io", False)
-
-
 def map_io(fn: Callable[[T], R], items: Iterable[T]) -> list[R]:
     """``[fn(x) for x in items]`` with the items waited on side by side.
 
     Results keep the input order. Every item is finished before this returns
     or raises (no task is left writing into a buffer the caller reuses); the
-    error of the first failing item, in input order, is re-raised. Zero or
-    one item, or a call from a thread of the IO or the chunk pool, runs
-    inline (nested use cannot deadlock).
+    error of the first failing item, in input order, is re-raised.
+
+    The caller works too: it runs, in order, every item no pool thread has
+    started, and then waits only for items that are running. So a task of
+    this pool may call :func:`map_io` again (a read of a sharded array inside
+    a many-array read) without deadlock, even when every thread is busy.
+    Zero or one item, or a call from a chunk-pool thread (chunk work never
+    waits on this pool), runs inline.
     """
     items = list(items)
-    if len(items) <= 1 or in_io_thread() or in_worker():
+    if len(items) <= 1 or in_worker():
         return [fn(x) for x in items]
+    work = _Work(fn, items)
     pool = get_io_pool()
-    futures: list[Future[R]] = []
     try:
-        for x in items:
-            futures.append(pool.submit(fn, x))
-        wait(futures)
-    except BaseException:  # interrupted: start nothing more, let what runs finish
-        for future in futures:
-            future.cancel()
-        wait(futures)
-        raise
-    return [future.result() for future in futures]
+        try:
+            for i in range(1, len(items)):
+                pool.submit(work.run, i)
+        except RuntimeError:  # the pool was just replaced (set_io_threads) or Python exits: run the rest here
+            pass
+        for i in range(len(items)):
+            work.run(i, caller=True)
+    finally:
+        work.finish()  # interrupted: nothing more starts; what runs is waited for
+    return work.results()
+
+
+class _Work(Generic[T, R]):
+    """The items of one :func:`map_io` call: each is run once, by whoever claims it first."""
+
+    def __init__(self, fn: Callable[[T], R], items: list[T]):
+        self.fn, self.items = fn, items
+        self._lock = threading.Lock()
+        self._claimed = [False] * len(items)
+        self._done = [threading.Event() for _ in items]
+        self._values: list[R | None] = [None] * len(items)
+        self._errors: list[BaseException | None] = [None] * len(items)
+
+    def _claim(self, i: int) -> bool:
+        with self._lock:
+            if self._claimed[i]:
+                return False
+            self._claimed[i] = True
+            return True
+
+    def run(self, i: int, caller: bool = False) -> None:
+        """Run item ``i`` unless someone has; the caller's own interrupt propagates."""
+        if not self._claim(i):
+            return
+        try:
+            self._values[i] = self.fn(self.items[i])
+        except BaseException as exc:
+            self._errors[i] = exc
+            if caller and not isinstance(exc, Exception):
+                raise
+        finally:
+            self._done[i].set()
+
+    def finish(self) -> None:
+        """Claim every item not started (it never runs), then wait for the running ones."""
+        for i, done in enumerate(self._done):
+            if self._claim(i):
+                done.set()
+        for done in self._done:
+            done.wait()
+
+    def results(self) -> list[R]:
+        """The values in order, or the first item's error."""
+        for error in self._errors:
+            if error is not None:
+                raise error
+        return self._values  # type: ignore[return-value]  # every item ran without error
 
 
 def waits_on_network(stores: Iterable[Store]) -> bool:
@@ -139,5 +181,5 @@ def waits_on_network(stores: Iterable[Store]) -> bool:
     return any(not store.whole_read_nbytes for store in stores)
 
 
-__all__ = ["DEFAULT_IO_THREADS", "ENV_VAR", "get_io_pool", "in_io_thread", "io_threads", "map_io",
+__all__ = ["DEFAULT_IO_THREADS", "ENV_VAR", "get_io_pool", "io_threads", "map_io",
            "set_io_threads", "waits_on_network"]
