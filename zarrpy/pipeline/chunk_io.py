@@ -22,7 +22,7 @@ import math
 from contextlib import contextmanager
 from dataclasses import dataclass
 from types import EllipsisType
-from typing import Any, Callable, Hashable, Iterable, Iterator, NamedTuple, Sequence
+from typing import Any, Callable, Hashable, Iterable, Iterator, Mapping, NamedTuple, Sequence
 
 import numpy as np
 
@@ -57,6 +57,10 @@ the calling thread, without the pool (see :meth:`ChunkIO._small_read`)."""
 
 _PART = object()
 """Marks a chunk of a staged read that is read in part, by its own reader."""
+
+_Task = tuple[str, list["Projection"], Any, "ArrayPartialDecoder | None"]
+"""One stored chunk of a staged read: key, projections, the fetched value
+(or :data:`_PART`, or None before the fetch) and its ready decoder, if any."""
 
 STAGED_READ_OBJECTS = 1024
 """A read on a store where each request is a round trip fetches at most
@@ -330,7 +334,7 @@ class ChunkIO:
         whole = [item for item, part in zip(items, in_part) if not part]
         part = [item for item, part in zip(items, in_part) if part]
 
-        def decode_batch(batch: list[tuple[str, list[Projection], Any, ArrayPartialDecoder | None]]) -> None:
+        def decode_batch(batch: list[_Task]) -> None:
             with self.bound.scratch_decoder(like=out) as decode:
                 for key, group, value, decoder in batch:
                     if decoder is not None:
@@ -340,7 +344,7 @@ class ChunkIO:
                     else:
                         self._scatter_part(out, key, group)
 
-        def decode_all(tasks: list[tuple[str, list[Projection], Any, ArrayPartialDecoder | None]]) -> None:
+        def decode_all(tasks: list[_Task]) -> None:
             if (self._small_read(len(tasks)) and not part) or (self.inner is not None and len(tasks) < max_workers()):
                 # Too few chunks to share out (or few shards, whose inner chunks
                 # the pool decodes side by side when their loop runs here).
@@ -365,10 +369,10 @@ class ChunkIO:
             return
         # Plain chunks (and shards read whole): fetched in a few batches at
         # once, each decoded as soon as it is in.
-        tasks = [(key, group, _PART if partial else None, None)
+        tasks: list[_Task] = [(key, group, _PART if partial else None, None)
                  for key, group, partial in [(k, g, False) for k, g in whole] + [(k, g, True) for k, g in part]]
 
-        def fetch_and_decode(batch: list[tuple[str, list[Projection], Any, ArrayPartialDecoder | None]]) -> None:
+        def fetch_and_decode(batch: list[_Task]) -> None:
             fetch = [i for i, t in enumerate(batch) if t[2] is not _PART]
             for i, value in zip(fetch, self._fetch([batch[i][0] for i in fetch])):
                 batch[i] = (batch[i][0], batch[i][1], value, None)
@@ -638,7 +642,7 @@ class ChunkIO:
         results: list[Any] = [None] * len(coords_list)
         groups = self.members(coords_list)
 
-        decoders: dict[str, ArrayPartialDecoder] = {}
+        decoders: Mapping[str, ArrayPartialDecoder] = {}
         staged = self._shard_reads is not None and self._partial and not self.store.reads_in_place
         if staged:  # every shard's index, then every inner chunk, each stage one batch
             assert self._shard_reads is not None
