@@ -643,15 +643,19 @@ class ChunkIO:
         groups = self.members(coords_list)
 
         decoders: Mapping[str, ArrayPartialDecoder] = {}
-        staged = self._shard_reads is not None and self._partial and not self.store.reads_in_place
-        if staged:  # every shard's index, then every inner chunk, each stage one batch
-            assert self._shard_reads is not None
-            decoders = self._shard_reads.prepare(
-                [(self.key(outer), [m.selection for m in members]) for outer, members in groups.items()])
+        fetched: dict[ChunkCoords, bytes | None] = {}
+        partial = self._partial and self.inner is not None
+        if not self.store.reads_in_place:  # each stage one batch, before anything is decoded
+            if partial and self._shard_reads is not None:  # every shard's index, then every inner chunk
+                decoders = self._shard_reads.prepare(
+                    [(self.key(outer), [m.selection for m in members]) for outer, members in groups.items()])
+            elif not partial:
+                fetched = dict(zip(groups, self._fetch([self.key(o) for o in groups])))
 
         def read_group(batch: list[ChunkCoords]) -> None:
-            whole = [] if self._partial and self.inner is not None else batch
-            for outer, data in zip(whole, self._fetch([self.key(o) for o in whole])):
+            whole = [] if partial else batch
+            values = [fetched[o] for o in whole] if fetched else self._fetch([self.key(o) for o in whole])
+            for outer, data in zip(whole, values):
                 chunk = self._fill_chunk() if data is None else self.decode(outer, data)
                 for m in groups[outer]:
                     region: tuple[slice | EllipsisType, ...] = (*m.selection, Ellipsis)
