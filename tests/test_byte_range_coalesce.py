@@ -23,12 +23,14 @@ from zarrpy.core.byte_range import (
     read_coalesced,
     slice_bytes,
 )
+from zarrpy.core.byte_reader import ByteReader
 
 SOURCE = bytes(range(256)) * 3  # 768 distinct-ish bytes
 
 
-class Reader:
-    """A ByteReader over ``value`` that records requests (``batched``: has read_many)."""
+class Reader(ByteReader):
+    """A ByteReader over ``value`` that records requests (``batched``: its own
+    read_many, recording batches; else the default, one call per request)."""
 
     def __init__(self, value: bytes | None, *, batched: bool = True, truncate: int | None = None):
         self.value = value if truncate is None or value is None else value[:truncate]

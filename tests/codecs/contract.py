@@ -65,6 +65,7 @@ from zarrpy.codecs.registry import (
 from zarrpy.codecs.vlen_v2 import VlenBytesCodec, VlenUtf8Codec
 from zarrpy.core.array_bytes import ArrayBytes
 from zarrpy.core.byte_range import slice_bytes
+from zarrpy.core.byte_reader import ByteReader
 from zarrpy.core.dtypes import DataType
 from zarrpy.errors import CodecError
 
@@ -180,7 +181,7 @@ def selections(shape: Sequence[int]) -> st.SearchStrategy[tuple[Any, ...]]:
     return st.tuples(*(dim_selections(n) for n in shape))
 
 
-class CountingReader:
+class CountingReader(ByteReader):
     """A ByteReader over bytes that counts the bytes it hands out."""
 
     def __init__(self, value: bytes | None):

@@ -24,6 +24,7 @@ from tests.codecs._vlen_helpers import (
 )
 from zarrpy.core.array_bytes import ArrayBytes
 from zarrpy.core.byte_range import slice_bytes
+from zarrpy.core.byte_reader import ByteReader
 from zarrpy.codecs.abc import ChunkSpec
 from zarrpy.codecs.chain import CodecChain
 from zarrpy.codecs.registry import codec_from_json
@@ -61,7 +62,7 @@ def encode(codec: VlenCodec, values, spec=None) -> bytes:
     return codec.encode(variable_chunk(values), spec or spec_of(values))
 
 
-class CountingReader:
+class CountingReader(ByteReader):
     """A ByteReader over one value that counts requests and bytes returned."""
 
     def __init__(self, value: bytes | None):

@@ -22,13 +22,14 @@ Every codec
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any, ClassVar, Mapping, Sequence
 
 import numpy as np
 
 from ..core._typing import BytesLike, Shape
 from ..core.array_bytes import ArrayBytes
+from ..core.chunk_spec import ChunkSpec
 from ..core.dtypes import DataType
 from ..errors import CodecError
 from ._config import check_keys
@@ -45,30 +46,6 @@ from .partial import (
     WholeChunkDecoder,
     full_selection,
 )
-
-
-@dataclass(frozen=True, slots=True)
-class ChunkSpec:
-    """What a codec needs to know about a chunk: shape, type, fill value.
-
-    ``encoded_nbytes_bound`` is set by an array-to-bytes codec whose encoded
-    form can be larger than the chunk's elements (zfp at a high fixed rate):
-    the most bytes it writes for this spec, so that the bytes-to-bytes
-    decoders after it accept frames of that size (:mod:`._limits`).
-    """
-
-    shape: Shape
-    dtype: DataType
-    fill_value: Any
-    encoded_nbytes_bound: int | None = field(default=None, compare=False)
-
-    @property
-    def size(self) -> int:
-        """Number of elements in the chunk (the product of ``shape``)."""
-        n = 1
-        for s in self.shape:
-            n *= s
-        return n
 
 
 class Codec(ABC):

@@ -84,8 +84,9 @@ class Crc32cCodec(BytesToBytesCodec):
         return _Crc32cReader(self, input, spec)
 
 
-class _Crc32cReader:
-    """The payload of a crc32c-encoded value: ranges read straight through."""
+class _Crc32cReader(ByteReader):
+    """The payload of a crc32c-encoded value: ranges read straight through
+    (``size`` and ``cheap_requests`` keep the defaults: unknown, not cheap)."""
 
     __slots__ = ("codec", "input", "spec")
 

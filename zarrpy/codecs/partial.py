@@ -3,8 +3,8 @@
 A chain's partial decoder is built bottom-up, each codec wrapping the decoder
 of the stage below it (:meth:`~zarrpy.codecs.chain.BoundChain.partial_decoder`):
 
-- the stored value is a :class:`~zarrpy.codecs.abc.ByteReader` (a store key,
-  or a byte range of an enclosing shard: :class:`RangeReader`);
+- the stored value is a :class:`~zarrpy.core.byte_reader.ByteReader` (a
+  store key, or a byte range of an enclosing shard: :class:`RangeReader`);
 - each bytes-to-bytes codec turns the reader of its encoded bytes into a
   reader of its decoded bytes (``crc32c`` passes ranges through; a
   compressor inherits :class:`WholeBytesDecoder`, which decodes once);
@@ -16,21 +16,23 @@ of the stage below it (:meth:`~zarrpy.codecs.chain.BoundChain.partial_decoder`):
 
 A codec with no cheaper way inherits the decode-everything default, so every
 chain has a partial decoder; :class:`CodecCapabilities` says which codecs
-really read less than everything, so callers can decide whether a partial
-read is worth it.
+really read less than everything, and :func:`reads_partially` is the one
+rule that decides, from them, whether a read goes through the partial
+decoder or reads the value whole.
 """
 
 from __future__ import annotations
 
-import bisect
 from abc import ABC, abstractmethod
 from dataclasses import dataclass
-from typing import Any, Callable, Protocol, Sequence, TypeVar
+from typing import Any, Callable, Sequence, TypeVar
 
+import numpy as np
 
 from ..core.array_bytes import ArrayBytes
+from ..core.byte_range import ByteRequest, RangeRequest, slice_bytes
+from ..core.byte_reader import ByteReader, BytesReader, PrefetchedReader, RangeReader
 from ..core.selection import Points, dim_indices
-from ..core.byte_range import ByteRequest, OffsetRequest, RangeRequest, SuffixRequest, slice_bytes
 
 T = TypeVar("T")
 R = TypeVar("R")
@@ -77,6 +79,39 @@ PARTIAL_UNCHECKED = CodecCapabilities(partial_decode=True, skips_checks=True)
 (``crc32c``'s checksum, which covers all the bytes); see ``skips_checks``."""
 
 
+def reads_partially(
+    caps: CodecCapabilities, wanted: int, total: int, *, holds_chunks: bool = False, indexed: bool = False
+) -> bool:
+    """Whether a read of ``wanted`` of a stored value's ``total`` elements goes
+    through the value's partial decoder; else the value is read and decoded
+    whole. The one rule of zarrpy's reads: the pipeline asks it per stored
+    chunk (:class:`~zarrpy.pipeline.chunk_io.ChunkIO`), a shard per inner
+    chunk (:class:`~zarrpy.codecs.sharding.partial.ShardPartialDecoder`).
+
+    - Whole when the chain cannot read partially (``caps.partial_decode``
+      False): its partial decoder would decode everything anyway.
+    - Whole when partial reads skip a check whole reads make
+      (``caps.skips_checks``: ``crc32c``), so the checksum is checked, unless
+      the value ``holds_chunks`` (a stored shard): that may be far too big to
+      read whole for a small part. An inner chunk is never exempt: the shard
+      around it already bounds what a whole read of it costs.
+    - Partial when the value is ``indexed``: its decoder finds each part
+      through an index and reads that part whole (a shard whose chain is the
+      sharding codec alone), so even reading every part costs no more than
+      a whole read, and saves the parts not wanted.
+    - Otherwise partial when at most half the elements are wanted: past
+      that, the extra requests and the scattered decoding of many ranges cost
+      more than the bytes they save.
+
+    Callers first rule out what only they know: a selection that takes the
+    whole chunk, or a value small enough that one request for all of it is
+    cheaper than a partial read (``Store.whole_read_nbytes``).
+    """
+    if not caps.partial_decode or (caps.skips_checks and not holds_chunks):
+        return False
+    return indexed or 2 * wanted <= total
+
+
 @dataclass(frozen=True, slots=True)
 class DecodeOptions:
     """Settings a partial decoder passes down to the decoders it builds.
@@ -97,175 +132,16 @@ the calling thread, and each codec uses its own gap for merging ranges."""
 
 
 # -- readers -------------------------------------------------------------------
+# ByteReader and the plain readers live in core (zarrpy.core.byte_reader) and
+# are re-exported here, where codecs and their users have always found them.
 
 
-class ByteReader(Protocol):
-    """Reads one stored value (a chunk, a shard) by byte range.
-
-    Codecs see this instead of a store: ``reader(request)`` returns the
-    requested bytes (``None`` request: all of them), ``reader.read_many``
-    answers many requests in one batched store call. Both return None when
-    the value does not exist. A range past the end comes back short.
-    """
-
-    def __call__(self, request: ByteRequest | None = None) -> bytes | None: ...
-
-    def read_many(self, requests: Sequence[ByteRequest | None]) -> list[bytes | None]:
-        """The bytes of each request, in order, in one batched read (None: the value is missing)."""
-        ...
-
-    # Optional: ``size() -> int | None``, the value's length (None: missing)
-    # without reading it. A shard checks its index against it before any
-    # inner chunk is read; readers without it skip that check.
-    #
-    # Optional: ``cheap_requests: bool``, True when a request costs little
-    # more than the bytes it copies (a local file read by position, bytes in
-    # memory) and the reader may be called from several threads at once. A
-    # shard then reads its inner chunks in a few groups, each decoded as soon
-    # as it is read, instead of in one batch before any is decoded.
-
-
-class RangeReader:
-    """A :class:`~zarrpy.codecs.abc.ByteReader` of bytes ``[offset, offset+length)``
-    of another reader: an inner chunk inside a shard, read by its own chain."""
-
-    __slots__ = ("parent", "offset", "length")
-
-    def __init__(self, parent: ByteReader, offset: int, length: int):
-        self.parent, self.offset, self.length = parent, offset, length
-
-    def _translate(self, request: ByteRequest | None) -> RangeRequest:
-        o, n = self.offset, self.length
-        if request is None:
-            return RangeRequest(o, o + n)
-        if isinstance(request, RangeRequest):
-            start = min(request.start, n)
-            return RangeRequest(o + start, o + max(start, min(request.end, n)))
-        if isinstance(request, OffsetRequest):
-            return RangeRequest(o + min(request.offset, n), o + n)
-        if isinstance(request, SuffixRequest):
-            return RangeRequest(o + max(0, n - request.length), o + n)
-        raise TypeError(f"not a byte request: {request!r}")
-
-    def __call__(self, request: ByteRequest | None = None) -> bytes | None:
-        return self.parent(self._translate(request))
-
-    def read_many(self, requests: Sequence[ByteRequest | None]) -> list[bytes | None]:
-        """The requests, taken relative to the range, in one batched read of the parent."""
-        translated = [self._translate(r) for r in requests]
-        read_many = getattr(self.parent, "read_many", None)
-        if read_many is not None:
-            return list(read_many(translated))
-        return [self.parent(r) for r in translated]
-
-    def size(self) -> int:
-        """The range's length: what a nested shard checks its index against."""
-        return self.length
-
-    @property
-    def cheap_requests(self) -> bool:
-        """Whether the parent's requests are cheap (see :class:`ByteReader`)."""
-        return bool(getattr(self.parent, "cheap_requests", False))
-
-
-class BytesReader:
-    """A :class:`~zarrpy.codecs.abc.ByteReader` of bytes already in memory
-    (None: a missing value)."""
-
-    __slots__ = ("value",)
-    cheap_requests = True
-    """Requests slice memory (see :class:`ByteReader`)."""
-
-    def __init__(self, value: bytes | None):
-        self.value = value
-
-    def __call__(self, request: ByteRequest | None = None) -> bytes | None:
-        return None if self.value is None else slice_bytes(self.value, request)
-
-    def read_many(self, requests: Sequence[ByteRequest | None]) -> list[bytes | None]:
-        """Each request sliced from the bytes in memory."""
-        return [self(r) for r in requests]
-
-    def size(self) -> int | None:
-        """The value's length, or None when it is missing."""
-        return None if self.value is None else len(self.value)
-
-
-class PrefetchedReader:
-    """A :class:`ByteReader` of one stored value whose needed ranges were
-    fetched beforehand (by the read planner, for many values in one batch):
-    a request inside a fetched range is answered from memory; any other goes
-    to ``fallback`` (a reader of the value), so an unplanned request costs a
-    round trip but never a wrong answer. ``total`` is the value's length."""
-
-    __slots__ = ("total", "fallback", "_starts", "_ends", "_data")
-    cheap_requests = True
-    """Fetched ranges are sliced from memory (see :class:`ByteReader`)."""
-
-    def __init__(self, total: int, fallback: ByteReader):
-        self.total, self.fallback = total, fallback
-        self._starts: list[int] = []
-        self._ends: list[int] = []
-        self._data: list[bytes] = []
-
-    def add(self, ranges: Sequence[RangeRequest], data: Sequence[bytes]) -> None:
-        """Keep the fetched ``data`` of disjoint ``ranges`` (sorted or not)."""
-        for r, d in sorted(zip(ranges, data), key=lambda item: item[0].start):
-            self._starts.append(r.start)
-            self._ends.append(r.start + len(d))
-            self._data.append(d)
-        order = sorted(range(len(self._starts)), key=self._starts.__getitem__)
-        self._starts = [self._starts[i] for i in order]
-        self._ends = [self._ends[i] for i in order]
-        self._data = [self._data[i] for i in order]
-
-    def _span(self, request: ByteRequest | None) -> tuple[int, int]:
-        n = self.total
-        if request is None:
-            return 0, n
-        if isinstance(request, RangeRequest):
-            return min(request.start, n), min(max(request.end, request.start), n)
-        if isinstance(request, OffsetRequest):
-            return min(request.offset, n), n
-        if isinstance(request, SuffixRequest):
-            return max(0, n - request.length), n
-        raise TypeError(f"not a byte request: {request!r}")
-
-    def _cached(self, request: ByteRequest | None) -> bytes | None:
-        start, end = self._span(request)
-        i = bisect.bisect_right(self._starts, start) - 1
-        if i < 0 or end > self._ends[i]:
-            return None
-        data, lo = self._data[i], start - self._starts[i]
-        if lo == 0 and end - start == len(data):
-            return data
-        return bytes(memoryview(data)[lo : lo + end - start])
-
-    def __call__(self, request: ByteRequest | None = None) -> bytes | None:
-        got = self._cached(request)
-        return got if got is not None else self.fallback(request)
-
-    def read_many(self, requests: Sequence[ByteRequest | None]) -> list[bytes | None]:
-        """Each request from the fetched ranges; the others in one batched read of ``fallback``."""
-        out = [self._cached(r) for r in requests]
-        missing = [i for i, got in enumerate(out) if got is None]
-        if missing:
-            for i, got in zip(missing, self.fallback.read_many([requests[i] for i in missing])):
-                out[i] = got
-        return out
-
-    def size(self) -> int:
-        """The value's length, as the store reported it with the fetched bytes."""
-        return self.total
-
-
-class WholeBytesDecoder:
+class WholeBytesDecoder(ByteReader):
     """The default bytes-to-bytes partial decoder: read everything below once,
     decode it once, and answer every request from the decoded bytes."""
 
     __slots__ = ("_input", "_decode", "_value", "_loaded")
-    cheap_requests = False
-    """Not while the first request decodes everything (see :class:`ByteReader`)."""
+    # cheap_requests: False (the default), since the first request decodes everything.
 
     def __init__(self, input: ByteReader, decode: Callable[[bytes], bytes]):
         self._input, self._decode = input, decode
@@ -308,6 +184,29 @@ class ArrayPartialDecoder(ABC):
     def decode_selection(self, selection: ChunkSelection) -> ArrayBytes | None:
         """One orthogonal selection of the chunk (see :data:`ChunkSelection`)."""
         return self.decode_selections([selection])[0]
+
+    @property
+    def decodes_into(self) -> bool:
+        """True when :meth:`decode_selections_into` writes straight into its
+        destinations, with no decoded selection in between (a shard of
+        fixed-size elements); then a caller holding the output should call
+        it. Default: False (it would only copy)."""
+        return False
+
+    def decode_selections_into(self, selections: Sequence[ChunkSelection], dests: Sequence[np.ndarray]) -> bool:
+        """:meth:`decode_selections` with each selection written into its
+        ``dests`` entry (writable, shaped like the selection, of the chunk's
+        fixed-size numpy dtype; maybe a view into a bigger array). False, with
+        nothing written, when the chunk is missing (the caller fills).
+        Default: decode the selections, then copy them in (zarrs'
+        ``partial_decode_into``)."""
+        parts = self.decode_selections(selections)
+        if any(part is None for part in parts):
+            return False
+        for part, dest in zip(parts, dests):
+            assert part is not None
+            dest[...] = part.array.reshape(dest.shape)
+        return True
 
 
 class IndexedDecoder(ArrayPartialDecoder):
@@ -394,6 +293,7 @@ __all__ = [
     "WholeChunkDecoder",
     "full_selection",
     "is_full_selection",
+    "reads_partially",
     "selection_shape",
     "serial_map",
 ]

@@ -9,9 +9,12 @@ Frozen, slotted value types (after zarr-python's ``ByteRequest``):
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, Callable, Hashable, NamedTuple, TypeAlias
+from typing import TYPE_CHECKING, Any, Callable, Hashable, NamedTuple, TypeAlias
 
 import numpy as np
+
+if TYPE_CHECKING:  # byte_reader builds on this module's requests
+    from .byte_reader import ByteReader
 
 
 @dataclass(frozen=True, slots=True)
@@ -220,7 +223,7 @@ class CoalescedRead:
 
 
 def read_coalesced(
-    read: Callable[[ByteRequest], bytes | None],
+    read: ByteReader,
     starts: Any,
     ends: Any,
     max_gap_nbytes: int,
@@ -231,8 +234,8 @@ def read_coalesced(
     """Read the ranges ``[starts[i], ends[i])`` of one value in few requests.
 
     The ranges are merged by :func:`coalesce_ranges` and fetched with one
-    ``read.read_many`` call when the reader has it (else one ``read`` call per
-    merged range); nothing is read when every range is empty. ``offset`` is
+    ``read.read_many`` call (a :class:`~zarrpy.core.byte_reader.ByteReader`'s
+    batched read); nothing is read when every range is empty. ``offset`` is
     added to every position sent to the reader (ranges relative to a part of
     the value). A merged read that comes back short or missing raises
     ``short_read_error(ShortRead(...))`` for the first such read.
@@ -252,8 +255,7 @@ def read_coalesced(
         return CoalescedRead(s, e, run_starts, run, [])
     bounds = list(zip(_as_list(run_starts), _as_list(run_ends)))
     requests = [RangeRequest(offset + lo, offset + hi) for lo, hi in bounds]
-    read_many = getattr(read, "read_many", None)
-    got = read_many(requests) if read_many is not None else [read(r) for r in requests]
+    got = read.read_many(requests)
     data: list[bytes] = []
     for i, ((lo, hi), piece) in enumerate(zip(bounds, got)):
         if piece is None or len(piece) != hi - lo:

@@ -18,6 +18,7 @@ from contextlib import AbstractContextManager, nullcontext
 from typing import Any, Hashable, Iterable, Iterator, Sequence
 
 from ..core.byte_range import ByteRequest, ObjectRead, VersionedRequest
+from ..core.byte_reader import ByteReader
 from ..errors import InvalidKeyError, KeyNotFoundError, ReadOnlyError, StoreError
 
 READ_ONLY_HINT = ("it was opened with mode='r' or read_only=True; "
@@ -64,19 +65,24 @@ def store_error(store: Store, verb: str, key: str, exc: BaseException) -> StoreE
     return err
 
 
-class KeyReader:
-    """A :class:`~zarrpy.codecs.abc.ByteReader` over one key of a store."""
+class KeyReader(ByteReader):
+    """The :class:`~zarrpy.core.byte_reader.ByteReader` over one key of a store."""
 
-    __slots__ = ("store", "key")
+    __slots__ = ("store", "key", "_missing")
 
     def __init__(self, store: Store, key: str):
         self.store, self.key = store, key
+        self._missing = False
+        """:meth:`size` found the key missing: reads answer None with no request
+        (a shard asks the size first; a missing one costs one request, not two)."""
 
     def __call__(self, request: ByteRequest | None = None) -> bytes | None:
-        return self.store.get(self.key, request)
+        return None if self._missing else self.store.get(self.key, request)
 
     def read_many(self, requests: Sequence[ByteRequest | None]) -> list[bytes | None]:
         """The requests of this one key in one batched store call (:meth:`Store.get_partial_values`)."""
+        if self._missing:
+            return [None] * len(requests)
         return self.store.get_partial_values([(self.key, r) for r in requests])
 
     def size(self) -> int | None:
@@ -84,6 +90,7 @@ class KeyReader:
         try:
             return self.store.getsize(self.key)
         except KeyNotFoundError:
+            self._missing = True
             return None
 
 

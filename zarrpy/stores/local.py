@@ -91,7 +91,7 @@ class _OpenFileReader(KeyReader):
     __slots__ = ("_file", "_opened", "_lock")
     cheap_requests = True
     """Positioned reads of one open file, safe from any thread (see
-    :class:`~zarrpy.codecs.partial.ByteReader`)."""
+    :attr:`~zarrpy.core.byte_reader.ByteReader.cheap_requests`)."""
 
     def __init__(self, store: LocalStore, key: str):
         super().__init__(store, key)

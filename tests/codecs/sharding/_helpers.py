@@ -18,6 +18,7 @@ from hypothesis.extra import numpy as hnp
 from tests.strategies import core_dtypes
 from zarrpy.core.array_bytes import ArrayBytes
 from zarrpy.core.byte_range import RangeRequest, SuffixRequest, slice_bytes
+from zarrpy.core.byte_reader import ByteReader
 from zarrpy.codecs.abc import ChunkSpec
 from zarrpy.codecs.sharding import ShardingCodec
 from zarrpy.core.dtypes import DataType
@@ -73,7 +74,7 @@ def inner_bytes(shard: bytes, nchunks: int, location="end") -> list[bytes | None
     return [None if o == EMPTY else shard[o : o + n] for o, n in read_entries(shard, nchunks, location)]
 
 
-class CountingReader:
+class CountingReader(ByteReader):
     """A ByteReader over bytes (or None: missing) that records every request."""
 
     def __init__(self, value: bytes | None):
@@ -98,8 +99,9 @@ class CountingReader:
         return [self._get(r) for r in requests]
 
 
-class PlainReader:
-    """A ByteReader without ``read_many`` (a bare callable)."""
+class PlainReader(ByteReader):
+    """A ByteReader that implements only ``__call__`` (``read_many``: the
+    default, one call per request)."""
 
     def __init__(self, value: bytes | None):
         self.value = value

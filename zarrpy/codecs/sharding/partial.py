@@ -13,14 +13,18 @@ read: the decoder asks its reader for the length (``reader.size()``: a stat,
 a dict length, a HEAD request) and then reads the index by an explicit
 range, so an entry past the end, into the index or over another entry is a
 :class:`~zarrpy.errors.ChunkDecodeError`, never an allocation of what it
-claims. A reader that cannot tell the length (none of zarrpy's) leaves that
-to the short read of the inner chunk.
+claims. A reader that cannot tell the length (``size()`` None: the payload
+of a ``crc32c`` value) gets a suffix read, and a missing shard answers it
+with None; an entry past the end then shows as the inner chunk's short read.
+
+Which inner chunks are read in part, through the inner chain's own partial
+decoder, is :func:`~zarrpy.codecs.partial.reads_partially`'s to say.
 """
 
 from __future__ import annotations
 
 import math
-from typing import Any, Sequence
+from typing import Any, Iterable, Sequence
 
 import numpy as np
 
@@ -28,7 +32,8 @@ from ...core.array_bytes import ArrayBytes
 from ...core.batches import even_runs
 from ...core.byte_range import ByteRequest, RangeRequest, ShortRead, SuffixRequest, coalesce_ranges, read_coalesced
 from ...errors import ChunkDecodeError
-from ..partial import DecodeOptions, IndexedDecoder, RangeReader
+from ...core.byte_reader import ByteReader, RangeReader
+from ..partial import DecodeOptions, IndexedDecoder, reads_partially
 from ...core.indexing import ChunkProjection, OrthogonalIndexer, whole_chunk_box
 from ..fill import fill_variable
 from ._layout import ShardLayout, gather_variable, normalise_selection
@@ -53,7 +58,7 @@ class ShardPartialDecoder(IndexedDecoder):
     __slots__ = ("layout", "max_gap_nbytes", "_read", "_index", "_loaded", "_map")
 
     def __init__(
-        self, layout: ShardLayout, read: Any, *, max_gap_nbytes: int = DEFAULT_MAX_GAP_NBYTES, map_fn: Any = None
+        self, layout: ShardLayout, read: ByteReader, *, max_gap_nbytes: int = DEFAULT_MAX_GAP_NBYTES, map_fn: Any = None
     ):
         self._map = map_fn or (lambda f, items: [f(x) for x in items])
         self.layout = layout
@@ -76,17 +81,13 @@ class ShardPartialDecoder(IndexedDecoder):
         if not self._loaded:
             layout = self.layout
             k = layout.index_nbytes
-            size = getattr(self._read, "size", None)
-            total: int | None = size() if size is not None else None
-            if size is not None and total is None:
-                self._loaded = True  # missing shard: no read at all
-                return None
-            if total is not None and total < k:
+            total = self._read.size()
+            if total is None:  # length unknown (or the shard missing: the read says None)
+                self.load_index(self._read(self.index_request()), None)
+                return self._index
+            if total < k:
                 raise ChunkDecodeError(f"codec {NAME!r}: shard of {total} bytes is shorter than its {k}-byte index")
-            if layout.index_at_start:
-                request: ByteRequest = RangeRequest(0, k)
-            else:
-                request = RangeRequest(total - k, total) if total is not None else SuffixRequest(k)
+            request = RangeRequest(0, k) if layout.index_at_start else RangeRequest(total - k, total)
             self.load_index(self._read(request), total)
         return self._index
 
@@ -133,16 +134,15 @@ class ShardPartialDecoder(IndexedDecoder):
         if index is None:
             return []
         layout = self.layout
-        caps = layout.inner.capabilities
-        # Inner shards (nested sharding) needed in part read their own index
-        # and ranges, through the fallback: the whole inner shard could be huge.
-        nested = caps.partial_decode and not caps.skips_checks and layout.inner.holds_chunks
-        half = layout.chunk_size // 2
-        positions: set[int] = set()
+        touched = []
         for selection in selections:
             indexer = OrthogonalIndexer(normalise_selection(selection), layout.spec.shape, layout.inner_spec.shape)
-            positions.update(layout.position(p.chunk_coords) for p in indexer
-                             if not (nested and math.prod(p.chunk_block_shape) <= half))
+            touched.extend((layout.position(p.chunk_coords), p) for p in indexer)
+        positions = {pos for pos, _ in touched}
+        if layout.inner.holds_chunks:
+            # Inner shards (nested sharding) read in part read their own index
+            # and ranges, through the fallback: the whole inner shard could be huge.
+            positions -= self._read_in_part(touched)
         starts, ends = [], []
         for pos in positions:
             loc = index.get(pos)
@@ -185,13 +185,7 @@ class ShardPartialDecoder(IndexedDecoder):
             indexer = OrthogonalIndexer(normalise_selection(selection), layout.spec.shape, layout.inner_spec.shape)
             plans.append((indexer, [(layout.position(p.chunk_coords), p) for p in indexer]))
         stored = [(pos, p) for _, projections in plans for pos, p in projections if index.get(pos) is not None]
-        in_part: set[int] = set()
-        caps = layout.inner.capabilities
-        if caps.partial_decode and not caps.skips_checks:
-            # Worth a read of its own only when little of the inner chunk is wanted.
-            half = layout.chunk_size // 2
-            whole = {pos for pos, p in stored if math.prod(p.chunk_block_shape) > half}
-            in_part = {pos for pos, _ in stored} - whole
+        in_part = self._read_in_part(stored)
         needed = {pos for pos, _ in stored} - in_part
         raw = self.read_inner(sorted(needed))
         decoded = dict(self._map(lambda item: (item[0], layout.decode_inner(*item)), list(raw.items())))
@@ -235,12 +229,8 @@ class ShardPartialDecoder(IndexedDecoder):
                 else:
                     by_pos.setdefault(pos, []).append((dest, proj))
         work = list(by_pos.items())
-        caps = layout.inner.capabilities
-        in_part: dict[int, list[tuple[np.ndarray, ChunkProjection]]] = {}
-        if caps.partial_decode and not caps.skips_checks:
-            half = layout.chunk_size // 2
-            in_part = {pos: items for pos, items in work
-                       if all(math.prod(p.chunk_block_shape) <= half for _, p in items)}
+        part_positions = self._read_in_part((pos, p) for pos, items in work for _, p in items)
+        in_part = {pos: items for pos, items in work if pos in part_positions}
         inner_shape = layout.inner_spec.shape
 
         def decode_one(pos: int, data: Any, targets: list[tuple[np.ndarray, ChunkProjection]]) -> None:
@@ -262,7 +252,7 @@ class ShardPartialDecoder(IndexedDecoder):
         # batched read fetches them all first.
         whole = sorted((item for item in work if item[0] not in in_part), key=lambda item: item[0])
         fetched = None
-        if whole and not getattr(self._read, "cheap_requests", False):
+        if whole and not self._read.cheap_requests:
             fetched = self.read_inner([pos for pos, _ in whole], copy=False)
 
         def read_and_decode(items: list[tuple[int, list[tuple[np.ndarray, ChunkProjection]]]]) -> None:
@@ -297,6 +287,22 @@ class ShardPartialDecoder(IndexedDecoder):
         self._map(read_and_decode, even_runs(whole, DECODE_GROUPS))
         self._map(decode_part, list(in_part.items()))
         return True
+
+    def _read_in_part(self, projections: Iterable[tuple[int, ChunkProjection]]) -> set[int]:
+        """The positions, among ``projections`` (position, projection into that
+        inner chunk), of the inner chunks read in part: through the inner
+        chain's own partial decoder, over the chunk's byte range. The rule is
+        :func:`~zarrpy.codecs.partial.reads_partially`, asked with the largest
+        part wanted of each inner chunk."""
+        caps, total = self.layout.inner.capabilities, self.layout.chunk_size
+        if not reads_partially(caps, 0, total):
+            return set()  # not even a read of nothing would be partial: skip the sizes
+        largest: dict[int, int] = {}
+        for pos, proj in projections:
+            n = math.prod(proj.chunk_block_shape)
+            if n > largest.get(pos, -1):
+                largest[pos] = n
+        return {pos for pos, n in largest.items() if reads_partially(caps, n, total)}
 
     def _part_requests(
         self, stored: list[tuple[int, ChunkProjection]], in_part: set[int]
