@@ -80,7 +80,8 @@ PARTIAL_UNCHECKED = CodecCapabilities(partial_decode=True, skips_checks=True)
 
 
 def reads_partially(
-    caps: CodecCapabilities, wanted: int, total: int, *, holds_chunks: bool = False, indexed: bool = False
+    caps: CodecCapabilities, wanted: int, total: int, *, holds_chunks: bool = False, indexed: bool = False,
+    every_part_whole: bool = False,
 ) -> bool:
     """Whether a read of ``wanted`` of a stored value's ``total`` elements goes
     through the value's partial decoder; else the value is read and decoded
@@ -97,11 +98,20 @@ def reads_partially(
       around it already bounds what a whole read of it costs.
     - Partial when the value is ``indexed``: its decoder finds each part
       through an index and reads that part whole (a shard whose chain is the
-      sharding codec alone), so even reading every part costs no more than
-      a whole read, and saves the parts not wanted.
+      sharding codec alone), so even reading every part costs no more bytes
+      than a whole read, and saves the parts not wanted; unless
+      ``every_part_whole``: the read needs every part and each is read whole
+      anyway (compressed inner chunks), so the whole value is the same bytes
+      in one request instead of the index and then the parts (tensorstore's
+      rule).
     - Otherwise partial when at most half the elements are wanted: past
       that, the extra requests and the scattered decoding of many ranges cost
       more than the bytes they save.
+
+    Chunk I/O passes ``holds_chunks``, ``indexed`` and ``every_part_whole``
+    for its stored chunks; a shard passes none of them for its inner chunks,
+    nested shards included: the shard around them already bounds what
+    reading one whole costs.
 
     Callers first rule out what only they know: a selection that takes the
     whole chunk, or a value small enough that one request for all of it is
@@ -109,7 +119,9 @@ def reads_partially(
     """
     if not caps.partial_decode or (caps.skips_checks and not holds_chunks):
         return False
-    return indexed or 2 * wanted <= total
+    if indexed:
+        return not every_part_whole
+    return 2 * wanted <= total
 
 
 @dataclass(frozen=True, slots=True)

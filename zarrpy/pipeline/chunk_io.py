@@ -6,8 +6,16 @@ batches, decode on the shared pool and scatter into an output buffer the
 caller gives (so reads into caller buffers, or a decoded-chunk cache, slot in
 here without touching the API layer). A chunk whose chain decodes partially
 (``bytes``, ``crc32c``, ``sharding_indexed``: see
-:mod:`zarrpy.codecs.partial`) is read through its partial decoder when only
-part of it is wanted.
+:mod:`zarrpy.codecs.partial`) is read through its partial decoder when
+:func:`~zarrpy.codecs.partial.reads_partially` says so.
+
+``ChunkIO`` is the one class the API uses, built from parts by job: it *is*
+a :class:`~.chunk_keys.ChunkKeys` (keys, listing, grouping: what every other
+part needs, so a base class), and it *has* a
+:class:`~.cached_reads.CachedChunks` when reads go through a cache (which
+needs only this module's loading function, so composition keeps that one
+dependency explicit) and a :class:`~.shard_reads.ShardReads` (the staged
+planner of partial shard reads). This module keeps the reads and writes.
 
 Writes go the same way back: blocks are grouped by stored key, the keys that
 need their old value are locked, fetched in one batch, and each is updated
@@ -26,27 +34,28 @@ from typing import Any, Callable, Hashable, Iterable, Iterator, Mapping, NamedTu
 
 import numpy as np
 
-from ..codecs.abc import ChunkSpec
 from ..codecs.chain import BoundChain, chain_from_json
 from ..codecs.fill import fill_chunk, fixed_fill
 from ..codecs.merge import ChunkWrite
-from ..codecs.partial import ArrayPartialDecoder, DecodeOptions
+from ..codecs.partial import ArrayPartialDecoder, DecodeOptions, reads_partially
 from ..core._typing import BytesLike, ChunkCoords, Shape
 from ..core.batches import even_runs
 from ..core.chunk_grid import RegularChunkGrid
+from ..core.chunk_spec import ChunkSpec
 from ..core.limits import check_chunk_nbytes
 from ..core.indexing import ChunkProjection, OrthogonalIndexer, whole_chunk_box
-from ..core.point_indexing import PointIndexer, PointProjection
-from ..core.paths import join_key
+from ..core.point_indexing import PointIndexer
 from ..errors import CodecError, MetadataError, OutTypeError, SelectionError, UnknownCodecError, at_key
-from ..metadata.chunk_key_encoding import decode_chunk_key, encode_chunk_key
 from ..metadata.v3 import ArrayMetadataV3
 from ..stores.abc import Store
 from .cache_hook import ChunkCache
+from .cached_reads import CachedChunks, cache_prefix
+from .chunk_keys import ChunkKeys, Member, StoredChunk, StoredSizes
 from .synchronizer import Synchronizer
 from .concurrency import for_each_batch, map_chunks, max_workers
 from .locks import locked
 from .io_pool import map_io
+from .scatter import Projection, put as _put, put_fill as _put_fill
 from .shard_reads import IndexCache, ShardReads
 from .values import ElementForm
 
@@ -67,7 +76,6 @@ STAGED_READ_OBJECTS = 1024
 this many stored chunks per batch before decoding them (so a huge read holds
 the encoded bytes of that many at a time, and costs one batch per 1024)."""
 
-Projection = ChunkProjection | PointProjection
 Indexer = OrthogonalIndexer | PointIndexer
 
 
@@ -80,23 +88,6 @@ class BlockWrite:
     block: np.ndarray
 
 
-class StoredChunk(NamedTuple):
-    """A chunk object present in the store."""
-
-    key: str
-    coords: ChunkCoords
-    """Its coordinates in the (outer) chunk grid."""
-
-
-class StoredSizes(NamedTuple):
-    """What an array takes in its store, from the sizes the store lists."""
-
-    objects: int
-    """Stored chunk objects (shards, when sharded)."""
-    nbytes: int
-    """Bytes of the metadata documents and the chunks."""
-
-
 class ChunkData(NamedTuple):
     """Elements for one (inner) chunk of :meth:`ChunkIO.write_chunks`: the
     chunk's region of the array (edge chunks clipped)."""
@@ -105,21 +96,7 @@ class ChunkData(NamedTuple):
     data: np.ndarray
 
 
-@dataclass(frozen=True, slots=True)
-class Member:
-    """One requested (inner) chunk inside the stored object that holds it:
-    its position in the request list and its selection in that object."""
-
-    position: int
-    selection: tuple[slice, ...]
-
-    @property
-    def shape(self) -> Shape:
-        """Shape of the chunk's region inside the stored object."""
-        return tuple(s.stop - s.start for s in self.selection)
-
-
-class ChunkIO:
+class ChunkIO(ChunkKeys):
     """Reads and writes the chunks of one array (see the module docstring)."""
 
     def __init__(
@@ -127,11 +104,8 @@ class ChunkIO:
         cache: ChunkCache | None = None,
         synchronizer: Synchronizer | None = None,
     ):
-        self.store = store
         self.synchronizer = synchronizer
         """Locks keys across processes for read-modify-write, when given."""
-        self.path = path
-        self.metadata = metadata
         self.write_empty_chunks = write_empty_chunks
         self.cache = cache
         """Decoded (inner) chunks are read through it when given (see :meth:`read_chunk_shape`)."""
@@ -140,7 +114,6 @@ class ChunkIO:
             self.chain = chain_from_json(metadata.codecs)  # shared by arrays with the same codecs
         except UnknownCodecError as exc:
             raise UnknownCodecError(f"{where}: {exc}") from None
-        self.grid = RegularChunkGrid(metadata.shape, metadata.chunk_shape)
         self.spec = ChunkSpec(metadata.chunk_shape, metadata.data_type, metadata.fill_value)
         self.bound: BoundChain = self.chain.bind(self.spec)
         chain = self.chain
@@ -148,6 +121,7 @@ class ChunkIO:
         self.inner = chain.array_to_bytes.inner_chunks() if plain else None
         """The chunks stored independently inside each stored chunk (a
         shard's inner chunks), or None."""
+        super().__init__(store, path, metadata, self.inner.shape if self.inner is not None else metadata.chunk_shape)
         try:
             check_chunk_nbytes(
                 self.chunk_shape, None if metadata.data_type.is_variable else metadata.data_type.numpy.itemsize,
@@ -158,27 +132,13 @@ class ChunkIO:
         fill = metadata.fill_value if metadata.data_type.is_variable else fixed_fill(self.spec)[()]
         self.form = ElementForm(metadata.data_type, fill, chain.array_to_bytes.ragged_dtype())
         self._options = DecodeOptions(map_fn=map_chunks)
-        caps = self.bound.capabilities
-        # A chunk small enough to read whole is read whole when partial reads
-        # would skip a check (crc32c); a shard is not (see CodecCapabilities).
-        holds_chunks = chain.array_to_bytes.inner_chunks() is not None
-        self._partial = caps.partial_decode and (not caps.skips_checks or holds_chunks)
-        self._indexes = IndexCache(cache, self._cache_prefix)
+        self._cached = CachedChunks(cache, self, self._load_chunks) if cache is not None else None
+        """Reads through the cache, when one is given (see :mod:`.cached_reads`)."""
+        self._indexes = IndexCache(cache, cache_prefix(self))
         """Checked shard indexes with the version of their shard (see :mod:`.shard_reads`)."""
         self._shard_reads = ShardReads(store, self.bound, self._options, self._indexes) if self.inner else None
         """Plans partial reads of shards in two batches (a plain chain whose
         array-to-bytes codec is sharding; other chains read shard by shard)."""
-
-    # -- keys ----------------------------------------------------------
-    @property
-    def shape(self) -> Shape:
-        """The array's shape."""
-        return self.metadata.shape
-
-    @property
-    def chunk_shape(self) -> Shape:
-        """Shape of the read/write unit: inner chunks of a shard, else chunks."""
-        return self.inner.shape if self.inner is not None else self.grid.chunk_shape
 
     @property
     def read_chunk_shape(self) -> Shape:
@@ -186,42 +146,22 @@ class ChunkIO:
         of a shard) when reads go through a cache, else the stored chunks."""
         return self.chunk_shape if self.cache is not None else self.grid.chunk_shape
 
-    def key(self, coords: ChunkCoords) -> str:
-        """The store key of the stored chunk at grid ``coords``."""
-        return join_key(self.path, encode_chunk_key(self.metadata.chunk_key_encoding, coords))
+    # -- what reads keep: decoded chunks, shard indexes -------------
+    def forget(self, coords: Iterable[ChunkCoords]) -> None:
+        """Drop the cached (inner) chunks and shard indexes of the stored chunks at ``coords``."""
+        coords = list(coords)
+        if self.inner is not None:
+            self._indexes.discard([self.key(c) for c in coords])
+        if self._cached is not None:
+            self._cached.forget(coords)
 
-    def stored_keys(self) -> list[StoredChunk]:
-        """Every stored chunk's key and grid coordinates (one listing), sorted
-        by coordinates (row-major grid order), whatever order the store lists in."""
-        prefix = join_key(self.path, "")
-        out = []
-        for key in self.store.list_prefix(prefix):
-            coords = decode_chunk_key(self.metadata.chunk_key_encoding, key[len(prefix):], len(self.shape))
-            if coords is not None:
-                out.append(StoredChunk(key, coords))
-        return sorted(out, key=lambda chunk: chunk.coords)
+    def forget_all(self) -> None:
+        """Drop every cached chunk and shard index of this array (its shape changed)."""
+        self._indexes.clear()
+        if self._cached is not None:
+            self._cached.forget_all()
 
-    def is_chunk_key(self, key: str) -> bool:
-        """True if ``key`` (a full store key) names a chunk of this array."""
-        prefix = join_key(self.path, "")
-        return key.startswith(prefix) and decode_chunk_key(
-            self.metadata.chunk_key_encoding, key[len(prefix):], len(self.shape)
-        ) is not None
-
-    def stored_sizes(self, documents: Iterable[str]) -> StoredSizes:
-        """Stored chunks, and bytes of them and of ``documents`` (the node's
-        metadata names), from one listing with sizes; nothing is read."""
-        prefix = join_key(self.path, "")
-        names = {join_key(self.path, name) for name in documents}
-        nobjects = nbytes = 0
-        for key, size in self.store.list_prefix_with_sizes(prefix):
-            if self.is_chunk_key(key):
-                nobjects += 1
-                nbytes += size
-            elif key in names:
-                nbytes += size
-        return StoredSizes(nobjects, nbytes)
-
+    # -- reading -------------------------------------------------------
     def indexer(self, selection: Any, *, max_arrays: int | None = None) -> OrthogonalIndexer:
         """An orthogonal indexer of ``selection`` over the stored chunk grid
         (``max_arrays``: how many dimensions may take index arrays)."""
@@ -234,7 +174,6 @@ class ChunkIO:
         chunks = self.grid.chunk_shape if write else self.read_chunk_shape
         return PointIndexer(selection, self.shape, chunks, self.chunk_shape)
 
-    # -- reading -------------------------------------------------------
     def read(self, indexer: Indexer, out: np.ndarray | None = None) -> Any:
         """The selection ``indexer`` describes, as numpy (a scalar for an
         all-integer selection; a RaggedArray for ragged elements).
@@ -287,9 +226,9 @@ class ChunkIO:
         stored chunk (points in several inner chunks of a shard) share one
         fetch, or one partial decoder and so one index read. With a cache,
         projections address (inner) chunks, taken from the cache or read and
-        kept there (:meth:`_read_cached`)."""
-        if self.cache is not None:
-            self._read_cached(out, self.cache, projections)
+        kept there (:class:`~.cached_reads.CachedChunks`)."""
+        if self._cached is not None:
+            self._cached.read_into(out, projections)
             return
         by_key: dict[str, list[Projection]] = {}
         for proj in projections:
@@ -391,100 +330,23 @@ class ChunkIO:
         itemsize = None if self.form.data_type.is_variable else self.form.dtype.itemsize
         return itemsize is not None and nchunks * math.prod(self.grid.chunk_shape) * itemsize <= INLINE_READ_NBYTES
 
-    def _read_cached(self, out: np.ndarray, cache: ChunkCache, projections: Iterable[Projection]) -> None:
-        """Scatter decoded (inner) chunks from ``cache`` into ``out``; the
-        missing ones are read in batches with :meth:`read_chunks` (one index
-        read per shard) and kept, read-only, unless a write invalidated
-        anything meanwhile."""
-        per = self._units_per_chunk
-        by_outer: dict[ChunkCoords, dict[ChunkCoords, list[Projection]]] = {}
-        for proj in projections:
-            outer = tuple([c // p for c, p in zip(proj.chunk_coords, per)])
-            by_outer.setdefault(outer, {}).setdefault(proj.chunk_coords, []).append(proj)
-
-        loaded: dict[ChunkCoords, Any] = {}
-        if not self.store.reads_in_place:  # one staged load of every missing chunk, then scatter on the pool
-            loaded = self._cached_chunks(cache, [c for group in by_outer.values() for c in group])
-
-        def read_batch(batch: list[dict[ChunkCoords, list[Projection]]]) -> None:
-            # A batch holds whole stored chunks, so a shard's index is read once.
-            units = [item for group in batch for item in group.items()]
-            chunks = loaded or self._cached_chunks(cache, [coords for coords, _ in units])
-            for coords, group in units:
-                for proj in group:
-                    _put(out, proj, chunks[coords][(*proj.chunk_selection, Ellipsis)])
-
-        for_each_batch(read_batch, list(by_outer.values()), max_batch=64)
-
-    def _cached_chunks(self, cache: ChunkCache, coords_list: Sequence[ChunkCoords]) -> dict[ChunkCoords, Any]:
-        """The (inner) chunks at ``coords_list``: from ``cache``, else read
-        together (:meth:`_load_chunks`) and kept there, read-only, unless a
-        write invalidated anything meanwhile."""
-        chunks: dict[ChunkCoords, Any] = {}
-        missing = []
-        for coords in dict.fromkeys(coords_list):
-            try:
-                chunks[coords] = cache[self._cache_key(coords)]
-            except KeyError:
-                missing.append(coords)
-        if missing:
-            version = cache.version
-            for coords, chunk in zip(missing, self._load_chunks(missing)):
-                if isinstance(chunk, np.ndarray):
-                    chunk.setflags(write=False)
-                cache.store_if_current(self._cache_key(coords), chunk, version)
-                chunks[coords] = chunk
-        return chunks
-
-    @property
-    def _units_per_chunk(self) -> Shape:
-        """Read units (inner chunks) per stored chunk, per dimension (all 1 unsharded)."""
-        return tuple(o // u for o, u in zip(self.grid.chunk_shape, self.chunk_shape))
-
-    def _cache_key(self, coords: ChunkCoords) -> tuple[Any, ...]:
-        return (*self._cache_prefix, coords)
-
-    @property
-    def _cache_prefix(self) -> tuple[Any, ...]:
-        """The node's part of its chunks' cache keys: store, path, shape and
-        chunk shape (an edge chunk's region depends on the shape)."""
-        return (self._lock_token, self.path, self.shape, self.chunk_shape)
-
-    def forget(self, coords: Iterable[ChunkCoords]) -> None:
-        """Drop the cached (inner) chunks and shard indexes of the stored chunks at ``coords``."""
-        coords = list(coords)
-        if self.inner is not None:
-            self._indexes.discard([self.key(c) for c in coords])
-        cache = self.cache
-        if cache is None:
-            return
-        per = self._units_per_chunk
-        keys = []
-        for outer in coords:
-            first = tuple(o * p for o, p in zip(outer, per))
-            for offset in np.ndindex(per):
-                keys.append(self._cache_key(tuple(f + i for f, i in zip(first, offset))))
-        cache.discard(keys)
-
-    def forget_all(self) -> None:
-        """Drop every cached chunk and shard index of this array (its shape changed)."""
-        self._indexes.clear()
-        if self.cache is not None:
-            self.cache.discard_prefix(self._cache_prefix)
-
     def _reads_partially(self, group: list[Projection]) -> bool:
-        """Read only part of this chunk? When the chain can and the chunk is
-        not wanted whole: always for chunks holding inner chunks, else when at
-        most half of it is wanted."""
-        if not self._partial or any([p.is_complete for p in group]):
+        """Read only part of this chunk? Not when it is wanted whole, nor when
+        the whole of it is cheaper on this store; else as the one rule says
+        (:func:`~zarrpy.codecs.partial.reads_partially`): a plain shard is
+        read through its index unless the read needs every inner chunk
+        whole, a chunk whose partial reads skip a check (crc32c) is read
+        whole unless it holds chunks, others when at most half is wanted."""
+        if any([p.is_complete for p in group]):
             return False
         stored = self.bound.encoded_size
         if stored is not None and stored <= self.store.whole_read_nbytes:
             return False  # cheaper whole on this store
         wanted = sum(math.prod(p.chunk_block_shape) for p in group)
-        if self.inner is not None:
-            return not self._needs_every_inner_chunk(group)
-        return wanted * 2 <= math.prod(self.grid.chunk_shape)
+        indexed = self.inner is not None
+        return reads_partially(
+            self.bound.capabilities, wanted, math.prod(self.grid.chunk_shape), holds_chunks=self.bound.holds_chunks,
+            indexed=indexed, every_part_whole=indexed and self._needs_every_inner_chunk(group))
 
     def _needs_every_inner_chunk(self, group: list[Projection]) -> bool:
         """Does one selection of this shard touch each of its inner chunks
@@ -553,7 +415,7 @@ class ChunkIO:
         dests = self._part_dests(out, decoder, group)
         if dests is not None:
             try:
-                if decoder.decode_selections_into([p.chunk_dim_selection for p in group], dests):  # type: ignore[attr-defined]
+                if decoder.decode_selections_into([p.chunk_dim_selection for p in group], dests):
                     return
             except CodecError as exc:
                 raise at_key(exc, key) from exc
@@ -579,7 +441,7 @@ class ChunkIO:
         """Views of ``out`` for each projection of ``group`` when ``decoder``
         can decode straight into them (a shard of fixed-size elements, boxes
         of ``out`` shaped like the selections), else None."""
-        if not (getattr(decoder, "decodes_into", False) and self.form.reads_into_buffers):
+        if not (decoder.decodes_into and self.form.reads_into_buffers):
             return None
         dests = []
         for proj in group:
@@ -607,35 +469,15 @@ class ChunkIO:
             raise at_key(exc, key) from exc
 
     # -- the block API: (inner) chunks by coordinates --------------------
-    def members(self, coords_list: Iterable[ChunkCoords]) -> dict[ChunkCoords, list[Member]]:
-        """Group (inner) chunk coords by the stored chunk holding them."""
-        grid = self.grid.grid_shape
-        unit = self.chunk_shape
-        inner_grid = tuple(-(-s // c) for s, c in zip(self.shape, unit))
-        groups: dict[ChunkCoords, list[Member]] = {}
-        for i, coords in enumerate(coords_list):
-            coords = tuple(int(c) for c in coords)
-            if len(coords) != len(self.shape) or not all(0 <= c < g for c, g in zip(coords, inner_grid)):
-                raise SelectionError(f"chunk {coords} is outside the chunk grid {inner_grid}")
-            outer, sel = [], []
-            for c, cs, ocs, s in zip(coords, unit, self.grid.chunk_shape, self.shape):
-                start, stop = c * cs, min((c + 1) * cs, s)
-                outer.append(start // ocs)
-                sel.append(slice(start - outer[-1] * ocs, stop - outer[-1] * ocs))
-            assert all(o < g for o, g in zip(outer, grid))
-            groups.setdefault(tuple(outer), []).append(Member(i, tuple(sel)))
-        return groups
-
     def read_chunks(self, coords_list: Sequence[ChunkCoords]) -> list[np.ndarray]:
         """The region of each (inner) chunk, in the order asked; chunks in one
         stored object share one index read and one batched fetch. With a
         cache, cached chunks come from it (copied: results are the caller's)
         and the others are kept there."""
-        cache = self.cache
-        if cache is None:
+        if self._cached is None:
             return self._load_chunks(coords_list)
         coords_list = [tuple(int(c) for c in coords) for coords in coords_list]
-        chunks = self._cached_chunks(cache, coords_list)
+        chunks = self._cached.chunks(coords_list)
         return [np.array(chunks[coords]) for coords in coords_list]
 
     def _load_chunks(self, coords_list: Sequence[ChunkCoords]) -> list[np.ndarray]:
@@ -644,7 +486,10 @@ class ChunkIO:
 
         decoders: Mapping[str, ArrayPartialDecoder] = {}
         fetched: dict[ChunkCoords, bytes | None] = {}
-        partial = self._partial and self.inner is not None
+        # The units are whole (inner) chunks: only a plain shard's are read in
+        # part, through its index (reads_partially's ``indexed`` case); any
+        # other stored chunk is wanted whole.
+        partial = self.inner is not None
         if not self.store.reads_in_place:  # each stage one batch, before anything is decoded
             if partial and self._shard_reads is not None:  # every shard's index, then every inner chunk
                 decoders = self._shard_reads.prepare(
@@ -814,19 +659,6 @@ class ChunkIO:
             with self._locked([key]):
                 data = self._update(key, self.store.get(key), writes)
                 self._store_batch([(key, data)])
-
-
-def _put(out: np.ndarray, proj: Projection, block: np.ndarray) -> None:
-    """Write ``block`` (the projection's elements) at its place in ``out``."""
-    block = block.reshape(proj.out_block_shape)
-    out[proj.out_selection] = block[()] if block.ndim == 0 else block
-
-
-def _put_fill(out: np.ndarray, proj: Projection, form: ElementForm) -> None:
-    """Fill the projection's place in ``out`` (a missing chunk's part). The
-    Ellipsis keeps a 0-d place a view, so an element is assigned, not stored
-    as an object inside an object array."""
-    out[(*proj.out_selection, Ellipsis)] = form.fill_block(proj.out_block_shape)
 
 
 def _outside(keep: Shape, shape: Shape) -> list[tuple[slice, ...]]:

@@ -134,7 +134,7 @@ class ShardPartialDecoder(IndexedDecoder):
         if index is None:
             return []
         layout = self.layout
-        touched = []
+        touched: list[tuple[int, ChunkProjection]] = []
         for selection in selections:
             indexer = OrthogonalIndexer(normalise_selection(selection), layout.spec.shape, layout.inner_spec.shape)
             touched.extend((layout.position(p.chunk_coords), p) for p in indexer)
