@@ -24,6 +24,10 @@ from ..fill import fill_chunk, fixed_fill, rows_equal_fill, variable_fill, varia
 from .index import NAME, ShardIndex
 
 
+InnerWork = tuple[int, Any, np.ndarray | None, list[tuple[np.ndarray, Any, Any]]]
+"""One inner chunk for :meth:`ShardLayout.decode_inner_chunks`: position,
+encoded bytes, the output box taking it whole (or None), parts copied out."""
+
 _INDEX_CACHE_ENTRIES = 64
 """Checked shard indexes a layout remembers (oldest forgotten first)."""
 
@@ -206,6 +210,40 @@ class ShardLayout:
         finally:
             decoded.__exit__(None, None, None)
 
+    def decode_inner_chunks(self, work: Iterable[InnerWork], like: np.ndarray) -> None:
+        """Decode whole inner chunks into an output, each ``(position, encoded
+        bytes, box, copies)``: ``box`` is the output's box taking the inner
+        chunk whole (or None), ``copies`` are ``(dest, out_selection,
+        chunk_selection)`` parts of it for an inner chunk taken in part
+        (``dest[out_selection] = elements[chunk_selection]``).
+
+        The usual inner chain (plain ``bytes`` and one compressor that
+        decodes into a buffer) gets one scratch buffer for all of ``work``,
+        placed like ``like`` within its page: each inner chunk is
+        decompressed into it and copied out, except into a C-contiguous box,
+        which gets the decompressor's output directly. Any other chain, and
+        any frame the compressor refuses (corrupt data then gets
+        :meth:`decode_inner`'s error), goes through :meth:`decode_inner_into`
+        or :meth:`decoded_inner`.
+        """
+        with self.inner.scratch_decoder(like=like) as decode:
+            for position, data, box, copies in work:
+                if box is not None and (decode is None or box.flags.c_contiguous):
+                    self.decode_inner_into(position, data, box)
+                    continue
+                elements = decode(data) if decode is not None else None
+                if elements is not None:
+                    if box is not None:
+                        box[...] = elements
+                    for dest, out_selection, chunk_selection in copies:
+                        dest[out_selection] = elements[chunk_selection]
+                elif box is not None:
+                    self.decode_inner_into(position, data, box)
+                else:
+                    with self.decoded_inner(position, data) as chunk:
+                        for dest, out_selection, chunk_selection in copies:
+                            dest[out_selection] = chunk.array[chunk_selection]
+
     @contextmanager
     def _naming(self, position: int) -> Iterator[None]:
         """Decoding errors inside name the codec and the inner chunk."""
@@ -306,4 +344,4 @@ def _from_lengths(lengths: np.ndarray, data: bytes, shape: Shape) -> ArrayBytes:
     return ArrayBytes.variable(offsets, data, shape)
 
 
-__all__ = ["ShardLayout", "gather_variable", "normalise_selection"]
+__all__ = ["InnerWork", "ShardLayout", "gather_variable", "normalise_selection"]

@@ -55,7 +55,7 @@ from ..partial import (
     MapFn,
     is_full_selection,
 )
-from ._layout import ShardLayout, normalise_selection
+from ._layout import InnerWork, ShardLayout, normalise_selection
 from .index import NAME, ShardIndex, index_spec
 from .partial import DECODE_GROUPS, DEFAULT_MAX_GAP_NBYTES, ShardPartialDecoder
 
@@ -237,21 +237,13 @@ class ShardingCodec(ArrayToBytesCodec):
                 stored.append(pos)
             else:
                 boxes[pos][...] = layout.fill
-        # A chain of plain `bytes` and one compressor that decodes into a
-        # buffer (the usual inner chain): one scratch buffer per group, each
-        # inner chunk decompressed into it and copied to its box. Anything
-        # else, and any frame that one refuses (corrupt data gets decode's
-        # error), goes through decode_inner_into.
+
         def decode_group(positions: list[int]) -> None:
-            with layout.inner.scratch_decoder(like=dest) as decode:
-                for pos in positions:
-                    offset, nbytes = entries[pos]
-                    piece = view[offset : offset + nbytes]
-                    elements = decode(piece) if decode is not None else None
-                    if elements is not None:
-                        boxes[pos][...] = elements
-                    else:
-                        layout.decode_inner_into(pos, piece, boxes[pos])
+            work: list[InnerWork] = []
+            for pos in positions:
+                offset, nbytes = entries[pos]
+                work.append((pos, view[offset : offset + nbytes], boxes[pos], []))
+            layout.decode_inner_chunks(work, like=dest)
 
         # A few groups, not one task per inner chunk: a task costs about what a small chunk does.
         options.map_fn(decode_group, even_runs(stored, DECODE_GROUPS))

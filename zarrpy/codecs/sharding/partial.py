@@ -36,7 +36,7 @@ from ...core.byte_reader import ByteReader, RangeReader
 from ..partial import DecodeOptions, IndexedDecoder, reads_partially
 from ...core.indexing import ChunkProjection, OrthogonalIndexer, whole_chunk_box
 from ..fill import fill_variable
-from ._layout import ShardLayout, gather_variable, normalise_selection
+from ._layout import InnerWork, ShardLayout, gather_variable, normalise_selection
 from .index import NAME, ShardIndex
 
 DECODE_GROUPS = 8
@@ -233,17 +233,6 @@ class ShardPartialDecoder(IndexedDecoder):
         in_part = {pos: items for pos, items in work if pos in part_positions}
         inner_shape = layout.inner_spec.shape
 
-        def decode_one(pos: int, data: Any, targets: list[tuple[np.ndarray, ChunkProjection]]) -> None:
-            if len(targets) == 1:
-                dest, proj = targets[0]
-                box = whole_chunk_box(dest, proj, inner_shape)
-                if box is not None:
-                    layout.decode_inner_into(pos, data, box)
-                    return
-            with layout.decoded_inner(pos, data) as chunk:
-                for dest, proj in targets:
-                    dest[proj.out_selection] = chunk.array[proj.chunk_selection]
-
         # A few groups, not a task per inner chunk (a task costs about what a
         # small chunk does); each a run of neighbouring inner chunks, which
         # usually lie next to each other in the shard. Where requests are
@@ -256,26 +245,13 @@ class ShardPartialDecoder(IndexedDecoder):
             fetched = self.read_inner([pos for pos, _ in whole], copy=False)
 
         def read_and_decode(items: list[tuple[int, list[tuple[np.ndarray, ChunkProjection]]]]) -> None:
-            # The usual inner chain (plain `bytes` and one compressor that
-            # decodes into a buffer): one scratch buffer for the group; a box
-            # of a contiguous output still gets the decompressor's output directly.
             raw = fetched if fetched is not None else self.read_inner([pos for pos, _ in items], copy=False)
-            with layout.inner.scratch_decoder(like=items[0][1][0][0]) as decode:
-                for pos, targets in items:
-                    if decode is None:
-                        decode_one(pos, raw[pos], targets)
-                        continue
-                    if len(targets) == 1:
-                        box = whole_chunk_box(targets[0][0], targets[0][1], inner_shape)
-                        if box is not None and box.flags.c_contiguous:
-                            layout.decode_inner_into(pos, raw[pos], box)
-                            continue
-                    elements = decode(raw[pos])
-                    if elements is None:
-                        decode_one(pos, raw[pos], targets)  # unusual or corrupt: decode's way and errors
-                        continue
-                    for dest, proj in targets:
-                        dest[proj.out_selection] = elements[proj.chunk_selection]
+            work: list[InnerWork] = []
+            for pos, targets in items:
+                box = whole_chunk_box(targets[0][0], targets[0][1], inner_shape) if len(targets) == 1 else None
+                copies = [] if box is not None else [(d, p.out_selection, p.chunk_selection) for d, p in targets]
+                work.append((pos, raw[pos], box, copies))
+            layout.decode_inner_chunks(work, like=items[0][1][0][0])
 
         def decode_part(item: tuple[int, list[tuple[np.ndarray, ChunkProjection]]]) -> None:
             pos, targets = item
