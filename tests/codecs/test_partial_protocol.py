@@ -23,6 +23,7 @@ from zarrpy.core.array_bytes import ArrayBytes
     (PARTIAL, 50, 100, {}, True),  # at most half
     (PARTIAL, 51, 100, {}, False),
     (PARTIAL, 100, 100, {"indexed": True}, True),  # parts read through an index: always
+    (PARTIAL, 10, 100, {"indexed": True, "every_part_whole": True}, False),  # same bytes, one request
     (PARTIAL, 51, 100, {"holds_chunks": True}, False),  # holding chunks alone changes nothing here
     (PARTIAL_UNCHECKED, 1, 100, {}, False),  # crc32c: read whole, checked
     (PARTIAL_UNCHECKED, 1, 100, {"holds_chunks": True}, True),  # a shard + crc32c: too big to read whole
