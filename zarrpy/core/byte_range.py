@@ -96,6 +96,20 @@ class ObjectRead:
         return self.data is None
 
 
+def span(request: ByteRequest | None, size: int) -> tuple[int, int]:
+    """``request`` as ``[start, stop)`` within a value of ``size`` bytes,
+    clamped as a file read clamps it (``start == stop``: nothing to read)."""
+    if request is None:
+        return 0, size
+    if isinstance(request, RangeRequest):
+        return min(request.start, size), min(max(request.end, request.start), size)
+    if isinstance(request, OffsetRequest):
+        return min(request.offset, size), size
+    if isinstance(request, SuffixRequest):
+        return max(0, size - request.length), size
+    raise TypeError(f"not a byte request: {request!r}")
+
+
 def slice_bytes(value: bytes, request: ByteRequest | None) -> bytes:
     """Apply a request to a whole in-memory value (clamped like a file read)."""
     if request is None:
@@ -290,5 +304,5 @@ def _as_list(values: Any) -> list[int]:
 __all__ = [
     "UNKNOWN_SIZE", "ByteRequest", "CoalescedRead", "ObjectRead", "OffsetRequest", "RangeRequest", "ShortRead", "SuffixRequest",
     "VersionedRequest",
-    "coalesce_ranges", "read_coalesced", "slice_bytes",
+    "coalesce_ranges", "read_coalesced", "slice_bytes", "span",
 ]

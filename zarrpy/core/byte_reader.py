@@ -20,7 +20,7 @@ from __future__ import annotations
 import bisect
 from typing import Protocol, Sequence
 
-from .byte_range import ByteRequest, OffsetRequest, RangeRequest, SuffixRequest, slice_bytes
+from .byte_range import ByteRequest, OffsetRequest, RangeRequest, SuffixRequest, slice_bytes, span
 
 
 class ByteReader(Protocol):
@@ -149,20 +149,8 @@ class PrefetchedReader(ByteReader):
         self._ends = [self._ends[i] for i in order]
         self._data = [self._data[i] for i in order]
 
-    def _span(self, request: ByteRequest | None) -> tuple[int, int]:
-        n = self.total
-        if request is None:
-            return 0, n
-        if isinstance(request, RangeRequest):
-            return min(request.start, n), min(max(request.end, request.start), n)
-        if isinstance(request, OffsetRequest):
-            return min(request.offset, n), n
-        if isinstance(request, SuffixRequest):
-            return max(0, n - request.length), n
-        raise TypeError(f"not a byte request: {request!r}")
-
     def _cached(self, request: ByteRequest | None) -> bytes | None:
-        start, end = self._span(request)
+        start, end = span(request, self.total)
         i = bisect.bisect_right(self._starts, start) - 1
         if i < 0 or end > self._ends[i]:
             return None

@@ -18,7 +18,7 @@ import os
 import time
 from typing import Any
 
-from ..core.byte_range import ByteRequest, OffsetRequest, RangeRequest, SuffixRequest
+from ..core.byte_range import ByteRequest, span
 
 HAS_PREAD = hasattr(os, "pread") and hasattr(os, "preadv")
 """Positioned reads (not on Windows): needed to share one descriptor between threads."""
@@ -72,16 +72,7 @@ class OpenFile:
 
     def span(self, request: ByteRequest | None) -> tuple[int, int]:
         """``request`` as ``[start, stop)`` within the file."""
-        size = self.size
-        if request is None:
-            return 0, size
-        if isinstance(request, RangeRequest):
-            return min(request.start, size), min(max(request.end, request.start), size)
-        if isinstance(request, OffsetRequest):
-            return min(request.offset, size), size
-        if isinstance(request, SuffixRequest):
-            return max(0, size - request.length), size
-        raise TypeError(f"not a byte request: {request!r}")
+        return span(request, self.size)
 
     def read_at(self, offset: int, length: int) -> bytes:
         """Up to ``length`` bytes at ``offset`` (fewer only where the file ends)."""

@@ -46,9 +46,9 @@ import os
 import stat
 import threading
 import time
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 from ..core.scratch import ScratchLease, scratch
 from ..core.byte_range import ByteRequest, ObjectRead, VersionedRequest
@@ -57,6 +57,8 @@ from . import _tempfiles
 from ._files import HAS_PREAD, OpenFile, file_version
 from ._confine import DIR_FD, Confined, real_path
 from .abc import KeyReader, Store, store_error, validate_key, validate_prefix
+
+T = TypeVar("T")
 
 _MAKEDIRS_RETRIES = 5
 _SWEEP_INTERVAL = 60.0  # seconds between looks for stale temporary files in one directory
@@ -324,31 +326,29 @@ class LocalStore(Store):
 
     def get_partial_values(self, requests: Sequence[tuple[str, ByteRequest | None]]) -> list[bytes | None]:
         """Many ranges, each file opened once however many ranges it answers."""
-        by_key: dict[str, list[int]] = {}
-        for i, (key, _) in enumerate(requests):
-            validate_key(key)
-            by_key.setdefault(key, []).append(i)
-        out: list[bytes | None] = [None] * len(requests)
-        for key, positions in by_key.items():
-            f = self._open_read(key)
-            if f is None:
-                continue
-            try:
-                with f:
-                    for i in positions:
-                        out[i] = f.read(requests[i][1])
-            except OSError as exc:
-                raise store_error(self, "read", key, exc) from exc
-        return out
+        return self._read_files([key for key, _ in requests], lambda f, i: f.read(requests[i][1]))
 
     def get_versioned(self, requests: Sequence[VersionedRequest]) -> list[ObjectRead | None]:
         """Each request read from its file with the size and version the
         ``fstat`` of the same open descriptor gives, so the bytes are of the
         version reported (each file opened once however many requests it answers)."""
+
+        def answer(f: OpenFile, i: int) -> ObjectRead:
+            if_match = requests[i].if_match
+            if if_match is not None and if_match != f.version:
+                return ObjectRead(None, f.size, f.version)
+            return ObjectRead(f.read(requests[i].range), f.size, f.version)
+
+        return self._read_files([r.key for r in requests], answer)
+
+    def _read_files(self, keys: Sequence[str], read: Callable[[OpenFile, int], T]) -> list[T | None]:
+        """``read(file, i)`` for each position ``i`` of ``keys``, each key's
+        file opened once (None where there is no file); an OSError is a
+        StoreError naming the key."""
         by_key: dict[str, list[int]] = {}
-        for i, request in enumerate(requests):
-            by_key.setdefault(validate_key(request.key), []).append(i)
-        out: list[ObjectRead | None] = [None] * len(requests)
+        for i, key in enumerate(keys):
+            by_key.setdefault(validate_key(key), []).append(i)
+        out: list[T | None] = [None] * len(keys)
         for key, positions in by_key.items():
             f = self._open_read(key)
             if f is None:
@@ -356,11 +356,7 @@ class LocalStore(Store):
             try:
                 with f:
                     for i in positions:
-                        if_match = requests[i].if_match
-                        if if_match is not None and if_match != f.version:
-                            out[i] = ObjectRead(None, f.size, f.version)
-                        else:
-                            out[i] = ObjectRead(f.read(requests[i].range), f.size, f.version)
+                        out[i] = read(f, i)
             except OSError as exc:
                 raise store_error(self, "read", key, exc) from exc
         return out
