@@ -250,6 +250,22 @@ def test_reading_k_inner_chunks_of_one_shard_costs_two_reads(location, sel, how)
     assert store.nbytes <= len(store.raw("c/0/0"))
 
 
+@pytest.mark.parametrize("compressors,whole", [
+    ((ZSTD,), True),  # compressed inner chunks: each read whole anyway
+    ((CRC,), True),  # checksummed: read whole, so the checksum is checked
+    ((), False),  # plain bytes: each read in part, inside its range
+], ids=["zstd", "crc32c", "plain"])
+def test_a_selection_needing_every_inner_chunk_reads_the_shard_whole_when_they_are_read_whole(compressors, whole):
+    store, a = make_array(compressors=compressors)
+    data = _data(a.shape, seed=8)
+    a[...] = data
+    store.reset()
+    sel = (slice(3, 29, 5), slice(1, 31, 7))  # every inner chunk of shard c/0/0, none whole
+    np.testing.assert_array_equal(a[sel], data[sel])
+    assert store.reads_of("c/0/0") == (1 if whole else 2) and store.requests == (1 if whole else 2)
+    assert not store.sizes
+
+
 def test_partial_reads_across_shards_cost_two_batches_in_all():
     store, a = make_array(shape=(70, 70))  # 3x3 shards, edge shards 6 wide
     data = _data(a.shape, seed=2)

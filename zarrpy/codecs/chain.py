@@ -259,12 +259,14 @@ class BoundChain:
     def inner_reads_partially(self) -> bool:
         """For a chain holding chunks (:attr:`holds_chunks`): do its inner
         chunks read partially (uncompressed ``bytes``, nested shards)? Else
-        an inner chunk is read whole for any part of it."""
+        an inner chunk is read whole for any part of it: compressed, or with
+        a check that only a whole read makes (``crc32c``; see
+        :func:`~zarrpy.codecs.partial.reads_partially`)."""
         inner = self.chain.array_to_bytes.inner_chunks()
         if inner is None:
             return False
         caps = [c.capabilities for c in inner.codecs.codecs]
-        return all(c.partial_decode for c in caps)
+        return all(c.partial_decode for c in caps) and not any(c.skips_checks for c in caps)
 
     @property
     def holds_chunks(self) -> bool:
