@@ -67,9 +67,9 @@ the calling thread, without the pool (see :meth:`ChunkIO._small_read`)."""
 _PART = object()
 """Marks a chunk of a staged read that is read in part, by its own reader."""
 
-_Task = tuple[str, list["Projection"], Any, "ArrayPartialDecoder | None"]
-"""One stored chunk of a staged read: key, projections, the fetched value
-(or :data:`_PART`, or None before the fetch) and its ready decoder, if any."""
+_Task = tuple[str, list["Projection"], Any]
+"""One stored chunk of a staged read: key, projections, and the fetched
+value (None before the fetch or when missing; :data:`_PART`: read in part)."""
 
 STAGED_READ_OBJECTS = 1024
 """A read on a store where each request is a round trip fetches at most
@@ -244,13 +244,9 @@ class ChunkIO(ChunkKeys):
             whole = [item for item, part in zip(batch, in_part) if not part]
             # One scratch decoder for the batch: its buffer is taken once, by
             # the first chunk that is not decoded straight into ``out``.
-            with self.bound.scratch_decoder(like=out) as decode:
-                if self.store.reads_in_place:  # local files: each read into scratch, decoded, copied out
-                    for key, group in whole:
-                        with self.store.get_scratch(key) as data:
-                            self._scatter_whole(out, key, group, data, decode)
-                else:
-                    for (key, group), data in zip(whole, self._fetch([k for k, _ in whole])):
+            with self.bound.scratch_decoder(like=out) as decode:  # local files: each read into scratch, decoded, copied out
+                for key, group in whole:
+                    with self.store.get_scratch(key) as data:
                         self._scatter_whole(out, key, group, data, decode)
             for (key, group), part in zip(batch, in_part):
                 if part:
@@ -275,13 +271,11 @@ class ChunkIO(ChunkKeys):
 
         def decode_batch(batch: list[_Task]) -> None:
             with self.bound.scratch_decoder(like=out) as decode:
-                for key, group, value, decoder in batch:
-                    if decoder is not None:
-                        self._scatter_decoded_part(out, key, group, decoder)
-                    elif value is not _PART:
-                        self._scatter_whole(out, key, group, value, decode)
-                    else:
+                for key, group, value in batch:
+                    if value is _PART:
                         self._scatter_part(out, key, group)
+                    else:
+                        self._scatter_whole(out, key, group, value, decode)
 
         def decode_all(tasks: list[_Task]) -> None:
             if (self._small_read(len(tasks)) and not part) or (self.inner is not None and len(tasks) < max_workers()):
@@ -294,7 +288,7 @@ class ChunkIO(ChunkKeys):
         groups = 1 if self._small_read(len(items)) else 2 * max_workers()
 
         def decode_whole(data: list[bytes | None]) -> None:
-            decode_all([(key, group, value, None) for (key, group), value in zip(whole, data)])
+            decode_all([(key, group, value) for (key, group), value in zip(whole, data)])
 
         if part and self._shard_reads is not None:
             # Stage 1: the shards' indexes with the whole chunks, which decode
@@ -308,13 +302,12 @@ class ChunkIO(ChunkKeys):
             return
         # Plain chunks (and shards read whole): fetched in a few batches at
         # once, each decoded as soon as it is in.
-        tasks: list[_Task] = [(key, group, _PART if partial else None, None)
-                 for key, group, partial in [(k, g, False) for k, g in whole] + [(k, g, True) for k, g in part]]
+        tasks: list[_Task] = [(k, g, None) for k, g in whole] + [(k, g, _PART) for k, g in part]
 
         def fetch_and_decode(batch: list[_Task]) -> None:
             fetch = [i for i, t in enumerate(batch) if t[2] is not _PART]
             for i, value in zip(fetch, self._fetch([batch[i][0] for i in fetch])):
-                batch[i] = (batch[i][0], batch[i][1], value, None)
+                batch[i] = (batch[i][0], batch[i][1], value)
             decode_all(batch)
 
         if self.store.whole_read_nbytes:  # requests are cheap (memory): one batch, decoded on the pool
