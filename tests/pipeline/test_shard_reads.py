@@ -68,6 +68,22 @@ def test_a_shard_that_changes_once_is_read_again_and_the_data_is_the_new_one():
     assert store.requests == 3 and not store.sizes
 
 
+def test_a_write_through_the_handle_drops_its_kept_index():
+    store = CountingStore()
+    a, data = _sharded(store)
+    a = zarrpy.open_array(store, mode="r+")
+    np.testing.assert_array_equal(a[0:10, 0:10], data[0:10, 0:10])  # index kept
+    store.reset()
+    np.testing.assert_array_equal(a[0:10, 0:10], data[0:10, 0:10])
+    assert store.requests == 1  # the inner chunks only, on the kept index's version
+    a[0:4, 0:4] = 3  # rewrites shard c/0/0: its kept index is dropped
+    data[0:4, 0:4] = 3
+    store.reset()
+    np.testing.assert_array_equal(a[0:10, 0:10], data[0:10, 0:10])
+    # the index again (no failed condition first), then the inner chunks
+    assert store.requests == 2 and store.reads_of("c/0/0") == 2 and not store.sizes
+
+
 def test_a_shard_deleted_since_its_index_was_kept_reads_as_fill():
     store = CountingStore()
     a, data = _sharded(store)

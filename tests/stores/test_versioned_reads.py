@@ -29,7 +29,7 @@ from obstore.store import HTTPStore, S3Store
 from obstore.store import LocalStore as ObsLocalStore
 from obstore.store import MemoryStore as ObsMemoryStore
 
-from bench.http_server import LoopbackServer, RequestLog, serve_directory
+from bench.http_server import LoopbackServer, RequestLog, round_trip_depth, serve_directory
 from zarrpy.core.byte_range import (
     UNKNOWN_SIZE,
     ObjectRead,
@@ -290,6 +290,24 @@ def test_one_get_per_item_and_no_head(remote: Backend) -> None:
         ("GET", "missing", "bytes=-4"), ("GET", "a", "bytes=0-1"), ("GET", "c", "bytes=0-1"),
     ])
     assert remote.log.depth() == 1  # all in one round trip
+
+
+def test_plain_reads_are_one_get_each_and_no_head(remote: Backend) -> None:
+    """``get`` and ``get_partial_values`` too: one GET per value or range, a
+    batch in one round trip (s3fs's own ``cat_file`` asks a HEAD before a
+    whole read)."""
+    assert remote.log is not None
+    for key in ("a", "b"):
+        remote.write(key, VALUE)
+    remote.log.clear()
+    assert remote.store.get("a") == VALUE
+    assert remote.store.get("b", RangeRequest(2, 5)) == b"234"
+    with remote.latency(0.15):
+        got = remote.store.get_partial_values([("a", None), ("b", SuffixRequest(3)), ("missing", None)])
+    assert got == [VALUE, b"789", None]
+    entries = remote.log.entries()
+    assert [e.method for e in entries] == ["GET"] * 5
+    assert round_trip_depth(entries[2:]) == 1  # the batch in one round trip
 
 
 def test_request_concurrency_bounds_the_requests_in_flight(remote: Backend) -> None:
