@@ -478,7 +478,7 @@ class ChunkIO(ChunkKeys):
         groups = self.members(coords_list)
 
         decoders: Mapping[str, ArrayPartialDecoder] = {}
-        fetched: dict[ChunkCoords, bytes | None] = {}
+        fetched: dict[ChunkCoords, bytes | None] | None = None  # whole chunks fetched up front, if any
         # The units are whole (inner) chunks: only a plain shard's are read in
         # part, through its index (reads_partially's ``indexed`` case); any
         # other stored chunk is wanted whole.
@@ -492,7 +492,7 @@ class ChunkIO(ChunkKeys):
 
         def read_group(batch: list[ChunkCoords]) -> None:
             whole = [] if partial else batch
-            values = [fetched[o] for o in whole] if fetched else self._fetch([self.key(o) for o in whole])
+            values = [fetched[o] for o in whole] if fetched is not None else self._fetch([self.key(o) for o in whole])
             for outer, data in zip(whole, values):
                 chunk = self._fill_chunk() if data is None else self.decode(outer, data)
                 for m in groups[outer]:
