@@ -20,6 +20,7 @@ from typing import Any, Hashable, Iterable, Iterator, Sequence
 from ..core.byte_range import ByteRequest, ObjectRead, VersionedRequest
 from ..core.byte_reader import ByteReader
 from ..errors import InvalidKeyError, KeyNotFoundError, ReadOnlyError, StoreError
+from .writes import BufferedObjectWriter, ConditionalWrite, ObjectWriter
 
 READ_ONLY_HINT = ("it was opened with mode='r' or read_only=True; "
                   "open it with mode='r+' (or 'a') to write")
@@ -174,9 +175,61 @@ class Store(ABC):
         return out
 
     def set_many(self, items: Iterable[tuple[str, bytes]]) -> None:
-        """Store many ``(key, value)`` pairs; stores that can batch writes override this."""
+        """Store many ``(key, value)`` pairs; remote stores override this to
+        keep up to :attr:`request_concurrency` writes in flight at once."""
         for key, value in items:
             self.set(key, value)
+
+    def delete_many(self, keys: Iterable[str]) -> None:
+        """Remove many keys (missing ones are not an error); stores that can
+        delete in batches (S3's ``DeleteObjects``) override this."""
+        for key in keys:
+            self.delete(key)
+
+    # -- safe concurrent updates -------------------------------------------
+    supports_conditional_writes: bool = False
+    """True when :meth:`set_conditional` works: a write can be made to depend
+    on the object's version, checked by the backend in the same request.
+    Read-modify-write then needs no lock (:mod:`zarrpy.stores.writes`)."""
+    supports_conditional_deletes: bool = False
+    """True when :meth:`set_conditional` can also delete (a ``value`` of
+    None); where it cannot, writers store the empty encoding instead."""
+    locks_updates: bool = False
+    """True when :meth:`locked_for_update` locks across processes (local
+    files): read-modify-write under it loses nothing without conditions."""
+
+    @property
+    def supports_concurrent_updates(self) -> bool:
+        """Can writers in several processes update parts of one object (inner
+        chunks of a shard, a region of a chunk) at once and lose nothing,
+        with no synchronizer? True with conditional writes or cross-process
+        update locks."""
+        return self.supports_conditional_writes or self.locks_updates
+
+    def set_conditional(self, writes: Sequence[ConditionalWrite]) -> list[bool]:
+        """Apply each write only if its object still has its ``expected``
+        version; True where it was applied, False where the object had
+        changed (nothing written). Up to :attr:`request_concurrency` in
+        flight at once. Stores without :attr:`supports_conditional_writes`
+        raise :class:`~zarrpy.errors.StoreError`."""
+        raise StoreError(f"{self.display_name!r} cannot write conditionally")
+
+    def locked_for_update(self, keys: Sequence[str]) -> AbstractContextManager[None]:
+        """Hold, across processes, the update locks of ``keys`` (where
+        :attr:`locks_updates`); the default holds nothing."""
+        return nullcontext()
+
+    # -- streamed writes ---------------------------------------------------
+    streams_writes: bool = False
+    """True when :meth:`open_writer` sends bytes as they come (local temporary
+    files, multipart uploads); False: it buffers them until commit."""
+
+    def open_writer(self, key: str) -> ObjectWriter:
+        """A writer of the object under ``key``: bytes go in piece by piece
+        and the object appears whole at commit (see
+        :class:`~zarrpy.stores.writes.ObjectWriter`). The default buffers."""
+        self._check_writable(key)
+        return BufferedObjectWriter(self, validate_key(key))
 
     def exists(self, key: str) -> bool:
         """True when ``key`` holds a value (stores override this to avoid reading it)."""

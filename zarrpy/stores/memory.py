@@ -27,6 +27,7 @@ from typing import Any, Hashable, Iterator, MutableMapping, Sequence
 from ..core.byte_range import ByteRequest, ObjectRead, SuffixRequest, VersionedRequest, slice_bytes
 from ..errors import KeyNotFoundError
 from .abc import Store, store_error, validate_key, validate_prefix
+from .writes import ABSENT, ConditionalWrite
 
 
 def _slice(value: bytes, request: ByteRequest | None) -> bytes:
@@ -163,6 +164,30 @@ class MemoryStore(Store):
         with self._lock, self._backend("delete", key):
             self._data.pop(key, None)
             self._versions.renew(key, None)
+
+    supports_conditional_writes = True
+    supports_conditional_deletes = True
+
+    def set_conditional(self, writes: Sequence[ConditionalWrite]) -> list[bool]:
+        """Each write applied only if the value still has the version it was
+        read with (checked and applied under the store's lock)."""
+        done = []
+        for key, value, expected in writes:
+            self._check_writable(key)
+            validate_key(key)
+            with self._lock, self._backend("write", key):
+                current = self._data.get(key)
+                now = ABSENT if current is None else self._versions.of(key, current)
+                if now != expected:
+                    done.append(False)
+                    continue
+                if value is None:
+                    self._data.pop(key, None)
+                else:
+                    self._data[key] = value = bytes(value)
+                self._versions.renew(key, value)
+                done.append(True)
+        return done
 
     def exists(self, key: str) -> bool:
         validate_key(key)
