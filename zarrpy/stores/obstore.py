@@ -29,7 +29,8 @@ is asked not to merge them again (``coalesce=0``, where obstore has it).
 and a precondition failure is a changed object. Listing uses ``obstore.list`` (sizes come with it) and
 ``obstore.list_with_delimiter``; writes ``obstore.put`` (atomic: object
 stores replace whole objects, obstore's ``LocalStore`` renames a temporary
-file); ``delete_prefix`` is one bulk ``obstore.delete``.
+file); streamed writes obstore's ``open_writer`` (multipart uploads, see
+:mod:`zarrpy.stores._stream_obstore`); ``delete_prefix`` is one bulk ``obstore.delete``.
 
 **Same answers as every zarrpy store.** Keys are checked first (no ``..``);
 a range past the end is clamped, a start at or past the end gives ``b""``
@@ -62,8 +63,11 @@ from ..core.byte_range import (
 from ..errors import KeyNotFoundError
 from ._concurrent import bounded, concurrency_setting
 from ._ranges import clamp, is_empty, trim, versioned_answer
+from ._stream_obstore import ObstoreObjectWriter
+from ._stream_s3 import PART_NBYTES, PARTS_IN_FLIGHT, check_part_settings
 from ._wrapped import pickle_wrapped
 from .abc import Store, store_error, validate_key, validate_prefix
+from .writes import ObjectWriter
 
 T = TypeVar("T")
 
@@ -80,6 +84,10 @@ _BUCKETS = {
 }
 
 _LIST_CHUNK = 1000
+
+# Stores whose writer sends parts as they come (obstore's memory store keeps
+# them until close, and HTTP has no multipart uploads: those buffer).
+_STREAMING_KINDS = ("S3Store", "GCSStore", "AzureStore", "LocalStore")
 
 
 def _obstore() -> Any:
@@ -202,6 +210,7 @@ class ObjectStore(Store):
         if kind in ("MemoryStore", "LocalStore"):
             self.whole_read_nbytes = 1 << 20  # as zarrpy's memory and local stores
         self._process_local = kind == "MemoryStore"
+        self.streams_writes = kind in _STREAMING_KINDS
         self._url = _url_of(store, self.prefix)
         exceptions = importlib.import_module("obstore.exceptions")
         self._missing: tuple[type[BaseException], ...] = (FileNotFoundError,) + tuple(
@@ -450,6 +459,24 @@ class ObjectStore(Store):
             self._obs.put(self.store, self._path(key), value)
         except Exception as exc:  # noqa: BLE001
             raise store_error(self, "write", key, exc) from exc
+
+    write_part_nbytes: int = PART_NBYTES
+    """The part size of a streamed write (:meth:`open_writer`; obstore's
+    ``buffer_size``): 5 MiB (S3's minimum) to 5 GiB."""
+    write_parts_in_flight: int = PARTS_IN_FLIGHT
+    """Parts of a streamed write uploading at once (obstore's ``max_concurrency``)."""
+
+    def open_writer(self, key: str) -> ObjectWriter:
+        """On S3, GCS, Azure and local obstore stores, obstore's own writer:
+        a multipart upload sent part by part, completed at commit, aborted
+        otherwise (see :mod:`zarrpy.stores._stream_obstore`). In memory and
+        over HTTP: the bytes are buffered and written at commit."""
+        if not self.streams_writes:
+            return super().open_writer(key)
+        self._check_writable(key)
+        check_part_settings(self.write_part_nbytes, self.write_parts_in_flight)
+        return ObstoreObjectWriter(self, key, self._obs, self.store, self._path(key),
+                                   self.write_part_nbytes, self.write_parts_in_flight)
 
     def _delete(self, key: str) -> None:
         path = self._path(key)
