@@ -35,6 +35,8 @@ import pytest
 
 from zarrpy.errors import InvalidKeyError, ReadOnlyError, StoreError
 from zarrpy.stores import FsspecStore, LocalStore, MemoryStore, ObjectStore
+from zarrpy.stores import _stream_s3
+from zarrpy.stores import local as local_module
 from zarrpy.stores._stream_s3 import MIN_PART_NBYTES
 from zarrpy.stores._tempfiles import TMP_PREFIX
 from zarrpy.stores.abc import Store
@@ -46,7 +48,7 @@ P = MIN_PART_NBYTES
 CHILD = Path(__file__).with_name("stream_writer_child.py")
 REPO = Path(__file__).resolve().parents[2]
 
-KINDS = ["local", "memory", "fsspec-memory", "s3", "obstore-s3", "obstore-local"]
+KINDS = ["local", "local-by-path", "memory", "fsspec-memory", "s3", "obstore-s3", "obstore-local"]
 S3_KINDS = ["s3", "obstore-s3"]
 
 
@@ -106,6 +108,9 @@ def _make(kind: str, tmp_path: Path, request: pytest.FixtureRequest) -> tuple[St
     store: Store
     if kind == "local":
         return LocalStore(tmp_path / "store"), None
+    if kind == "local-by-path":  # as on Windows: no directory descriptors
+        request.getfixturevalue("monkeypatch").setattr(local_module, "DIR_FD", False)
+        return LocalStore(tmp_path / "store"), None
     if kind == "memory":
         return MemoryStore(), None
     if kind == "fsspec-memory":
@@ -157,7 +162,7 @@ def _no_temp_files(store: Store) -> None:
 
 
 def test_streams_writes_where_the_backend_can(store: Store, kind: str) -> None:
-    assert store.streams_writes is (kind in ("local", "s3", "obstore-s3", "obstore-local"))
+    assert store.streams_writes is (kind in ("local", "local-by-path", "s3", "obstore-s3", "obstore-local"))
 
 
 @pytest.mark.parametrize("pattern", PATTERNS)
@@ -254,7 +259,7 @@ def test_a_closed_writer_refuses_more(store: Store) -> None:
 def test_bad_keys_and_read_only_stores_are_refused(store: Store, kind: str, tmp_path: Path) -> None:
     with pytest.raises(InvalidKeyError, match="'a/../b'"):
         store.open_writer("a/../b")
-    if kind == "local":
+    if kind.startswith("local"):
         with pytest.raises(InvalidKeyError, match=TMP_PREFIX):
             store.open_writer(f"a/{TMP_PREFIX}x")
         assert isinstance(store, LocalStore)
@@ -287,6 +292,17 @@ def test_a_local_writer_streams_into_its_temporary_file(tmp_path: Path) -> None:
     writer.commit()
     assert store.temp_files() == []
     assert len(store.get("a/k") or b"") == 3 << 20
+
+
+def test_a_dropped_local_writer_removes_its_temporary_file(tmp_path: Path) -> None:
+    store = LocalStore(tmp_path)
+    store.set("a/k", b"old")
+    writer = store.open_writer("a/k")
+    writer.write(b"never committed")
+    assert len(store.temp_files()) == 1
+    del writer
+    assert store.temp_files() == []
+    assert store.get("a/k") == b"old"
 
 
 # -- S3: requests, parts in flight, failures --------------------------------------------------
@@ -401,6 +417,22 @@ def test_s3_a_failed_upload_is_a_store_error_and_is_removed(s3_options: dict[str
             writer.commit()
     assert writer.closed
     assert store.get("k") == b"old"
+    assert _uploads(s3_options, prefix) == []
+
+
+def test_s3_more_parts_than_s3_allows_is_a_clear_error(s3_options: dict[str, Any],
+                                                       monkeypatch: pytest.MonkeyPatch) -> None:
+    """S3 takes at most 10 000 parts (here made 2): the part after them is a
+    StoreError saying how to go on, and the upload is removed."""
+    monkeypatch.setattr(_stream_s3, "MAX_PARTS", 2)
+    prefix = uuid.uuid4().hex
+    store = FsspecStore.from_url(f"s3://{BUCKET}/{prefix}", storage_options=s3_options)
+    store.write_part_nbytes = P
+    with pytest.raises(StoreError, match="more than 2 parts.*write_part_nbytes"):
+        with store.open_writer("k") as writer:
+            writer.write(_random(2 * P + 1, 15))
+            writer.commit()  # sends the third part
+    assert store.get("k") is None
     assert _uploads(s3_options, prefix) == []
 
 

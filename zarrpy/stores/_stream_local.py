@@ -95,8 +95,8 @@ class TempFile:
 class LocalObjectWriter(ObjectWriter):
     """:meth:`~zarrpy.stores.abc.Store.open_writer` of a LocalStore: bytes
     appended to a :class:`TempFile` as they come, renamed over the key's
-    file at commit. Abort removes the temporary file and the directories the
-    write made that are left empty."""
+    file at commit. Abort removes the temporary file, and directories left
+    empty as a delete does; so does dropping the writer unclosed."""
 
     def __init__(self, store: LocalStore, key: str, temp: TempFile) -> None:
         super().__init__(key)
@@ -121,6 +121,11 @@ class LocalObjectWriter(ObjectWriter):
     def _abort(self) -> None:
         self._temp.discard()
         self._store._prune(self._temp.parent)
+
+    def __del__(self) -> None:
+        # A writer dropped without commit or abort: its file and descriptors go.
+        if not getattr(self, "closed", True):
+            self.abort()
 
 
 __all__ = ["LocalObjectWriter", "TempFile"]

@@ -1,10 +1,14 @@
 """Streamed writes through obstore: its ``open_writer`` (object_store's
 ``BufWriter``).
 
-obstore 0.12's writable file keeps up to ``buffer_size`` bytes; an object
-that stays within it is one ``put`` at ``close()``, a larger one becomes a
-multipart upload of ``buffer_size`` parts, up to ``max_concurrency`` of them
-in flight while the caller goes on writing, completed at ``close()``. Leaving
+obstore 0.12's writable file keeps up to ``buffer_size`` bytes: an object
+shorter than that is one ``put`` at ``close()``; one of ``buffer_size``
+bytes or more becomes a multipart upload of ``buffer_size`` parts, up to
+``max_concurrency`` of them in flight while the caller goes on writing
+(the store's ``write_part_nbytes`` and ``write_parts_in_flight``),
+completed at ``close()``. Parts are copied into obstore's own (Rust)
+buffers, so the writer holds about ``(max_concurrency + 1) * buffer_size``
+bytes however large the object. Leaving
 the file's context with an exception aborts the upload instead
 (``AbortMultipartUpload`` on S3; a local store's staging file is removed),
 and nothing appears: that is how :class:`ObstoreObjectWriter` aborts. Plain

@@ -99,9 +99,12 @@ class S3ObjectWriter(ObjectWriter):
         self._bucket, self._object, _ = fs.split_path(path)
         self._part_nbytes, self._parts_in_flight = part_nbytes, parts_in_flight
         self._loop: asyncio.AbstractEventLoop = fs.loop
-        with contextlib.suppress(RuntimeError):  # no running loop in this thread: the usual case
-            if asyncio.get_running_loop() is self._loop:
-                raise NotImplementedError("cannot stream to S3 from s3fs's own event loop thread")
+        try:
+            running: asyncio.AbstractEventLoop | None = asyncio.get_running_loop()
+        except RuntimeError:  # no loop runs in this thread: the usual case
+            running = None
+        if running is self._loop:  # waiting for a part there would wait for ever
+            raise NotImplementedError(f"cannot stream {key!r} to S3 from s3fs's own event loop thread")
         self._buffer, self._filled = io.BytesIO(), 0
         """The part being filled, and its length. ``getvalue()`` of a file
         object written once hands over its bytes without copying them: the
