@@ -450,7 +450,7 @@ class FsspecStore(Store):
 
     @supports_conditional_writes.setter
     def supports_conditional_writes(self, value: bool) -> None:
-        self._conditional = bool(value) and is_s3(self.fs)
+        self._conditional = None if value else False  # True: as the filesystem allows
 
     @property
     def supports_conditional_deletes(self) -> bool:  # type: ignore[override]
