@@ -493,30 +493,46 @@ class FsspecStore(Store):
         at most :attr:`request_concurrency` in flight (no HEAD, no listing);
         elsewhere value by value."""
         pairs: list[tuple[str, bytes]] = []
-        for key, value in items:
-            self._check_writable(key)
-            pairs.append((validate_key(key), value if isinstance(value, bytes) else bytes(value)))
+        refused: StoreError | None = None  # a key no write accepts: the ones before it are written
+        try:
+            for key, value in items:
+                self._check_writable(key)
+                pairs.append((validate_key(key), value if isinstance(value, bytes) else bytes(value)))
+        except StoreError as exc:
+            refused = exc
         if not isinstance(self.fs, AsyncFileSystem) or len(pairs) < 2:
             for key, value in pairs:
                 self._set(key, value)
-            return
-        fs = self.fs
+        else:
+            fs = self.fs
 
-        async def one(pair: tuple[str, bytes]) -> None:
-            await put_one(fs, self._full(pair[0]), pair[1])
+            async def one(pair: tuple[str, bytes]) -> None:
+                await put_one(fs, self._full(pair[0]), pair[1])
 
-        for (key, _), result in zip(pairs, self._concurrently(one, pairs)):
-            if isinstance(result, BaseException):
-                raise self._error("write", key, result) from result
+            for (key, _), result in zip(pairs, self._concurrently(one, pairs)):
+                if isinstance(result, BaseException):
+                    raise self._error("write", key, result) from result
+        if refused is not None:
+            raise refused
 
     def delete_many(self, keys: Iterable[str]) -> None:
         """On S3 one ``DeleteObjects`` request per :data:`~zarrpy.stores._fsspec_writes.S3_DELETE_BATCH`
         keys; on other async filesystems one delete per key, all at once (at
         most :attr:`request_concurrency` in flight); elsewhere key by key."""
-        names = list(dict.fromkeys(keys))
-        for key in names:
-            self._check_writable(key)
-            validate_key(key)
+        names: list[str] = []
+        refused: StoreError | None = None  # a key no delete accepts: the ones before it are removed
+        try:
+            for key in keys:
+                self._check_writable(key)
+                names.append(validate_key(key))
+        except StoreError as exc:
+            refused = exc
+        self._delete_all(list(dict.fromkeys(names)))
+        if refused is not None:
+            raise refused
+
+    def _delete_all(self, names: list[str]) -> None:
+        """:meth:`delete_many` of checked keys."""
         if not isinstance(self.fs, AsyncFileSystem) or len(names) < 2:
             for key in names:
                 self._delete(key)

@@ -59,7 +59,7 @@ from fsspec.asyn import get_loop, sync
 from ..core.byte_range import (
     UNKNOWN_SIZE, ByteRequest, ObjectRead, OffsetRequest, RangeRequest, SuffixRequest, VersionedRequest,
 )
-from ..errors import KeyNotFoundError
+from ..errors import KeyNotFoundError, StoreError
 from ._concurrent import bounded, concurrency_setting
 from ._ranges import clamp, is_empty, trim, versioned_answer
 from ._wrapped import pickle_wrapped
@@ -553,36 +553,48 @@ class ObjectStore(Store):
     def set_many(self, items: Iterable[tuple[str, bytes]]) -> None:
         """One ``put`` per value, all at once, at most :attr:`request_concurrency` in flight."""
         pairs: list[tuple[str, bytes]] = []
-        for key, value in items:
-            self._check_writable(key)
-            pairs.append((self._path(key), value if isinstance(value, bytes) else bytes(value)))
-        if not pairs:
-            return
+        refused: StoreError | None = None  # a key no write accepts: the ones before it are written
+        try:
+            for key, value in items:
+                self._check_writable(key)
+                pairs.append((self._path(key), value if isinstance(value, bytes) else bytes(value)))
+        except StoreError as exc:
+            refused = exc
 
         async def one(pair: tuple[str, bytes]) -> None:
             await self._obs.put_async(self.store, *pair)
 
-        for (path, _), result in zip(pairs, self._run(bounded, self.request_concurrency, one, pairs)):
+        results = self._run(bounded, self.request_concurrency, one, pairs) if pairs else []
+        for (path, _), result in zip(pairs, results):
             if isinstance(result, BaseException):
                 raise store_error(self, "write", path[len(self._prefix) :], result) from result
+        if refused is not None:
+            raise refused
 
     def delete_many(self, keys: Iterable[str]) -> None:
         """One bulk ``obstore.delete`` (S3: ``DeleteObjects`` per 1000 keys;
         Azure: batches of 256; elsewhere concurrent single deletes); where
         it fails (a backend that refuses a missing key), key by key."""
-        names = list(dict.fromkeys(keys))
-        for key in names:
-            self._check_writable(key)
-            validate_key(key)
+        names: list[str] = []
+        refused: StoreError | None = None  # a key no delete accepts: the ones before it are removed
+        try:
+            for key in keys:
+                self._check_writable(key)
+                names.append(validate_key(key))
+        except StoreError as exc:
+            refused = exc
+        names = list(dict.fromkeys(names))
         if len(names) < 2:
             for key in names:
                 self._delete(key)
-            return
-        try:
-            self._obs.delete(self.store, [self._path(key) for key in names])
-        except Exception:  # noqa: BLE001 - some were missing, or no bulk delete: key by key
-            for key in names:
-                self._delete(key)
+        else:
+            try:
+                self._obs.delete(self.store, [self._path(key) for key in names])
+            except Exception:  # noqa: BLE001 - some were missing, or no bulk delete: key by key
+                for key in names:
+                    self._delete(key)
+        if refused is not None:
+            raise refused
 
     # -- listing ---------------------------------------------------------------------------
     def _list(self, prefix: str) -> list[tuple[str, int]]:
