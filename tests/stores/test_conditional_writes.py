@@ -365,8 +365,9 @@ def test_stores_without_conditional_writes_say_so(tmp_path: Path, s3_options: di
         assert not store.supports_conditional_writes and not store.supports_conditional_deletes, store
         with pytest.raises(StoreError, match="cannot write conditionally"):
             store.set_conditional([W("k", b"x", ABSENT)])
-    local = LocalStore(tmp_path / "local")
-    assert not local.supports_conditional_writes and local.locks_updates and local.supports_concurrent_updates
+    for store in (LocalStore(tmp_path / "local"), ObjectStore(ObsLocalStore(tmp_path))):  # they lock instead
+        assert not store.supports_conditional_writes and store.locks_updates and store.supports_concurrent_updates
+    assert not ObjectStore(ObsMemoryStore()).locks_updates
 
 
 def test_batches_on_other_fsspec_filesystems(tmp_path: Path) -> None:
@@ -375,6 +376,13 @@ def test_batches_on_other_fsspec_filesystems(tmp_path: Path) -> None:
         assert sorted(store.list()) == ["a/b", "c"]
         store.delete_many(["a/b", "missing", "c"])
         assert list(store.list()) == []
+
+
+def test_a_refused_key_stops_a_batch_after_the_keys_before_it(s3: Backend) -> None:
+    s3.store.set_many([("a", b"1"), ("b", b"2"), ("c", b"3")])
+    with pytest.raises(InvalidKeyError):
+        s3.store.delete_many(["a", "b", "../c"])
+    assert sorted(s3.other.list()) == ["c"]
 
 
 def test_obstore_batches_in_memory() -> None:
@@ -462,12 +470,23 @@ def test_a_forked_child_waits_for_its_parents_lock(tmp_path: Path) -> None:
     assert shared.read_text().splitlines() == ["parent releases", "child locked"]
 
 
-def test_two_paths_to_one_directory_share_their_locks(tmp_path: Path) -> None:
+SAME_DIRECTORY: dict[str, Callable[[Path], Store]] = {
+    "local-through-a-link": lambda tmp: LocalStore(tmp / "link"),
+    "obstore-local-through-a-link": lambda tmp: ObjectStore(ObsLocalStore(tmp / "link")),
+    "obstore-local-with-a-prefix": lambda tmp: ObjectStore(ObsLocalStore(tmp), prefix="store"),
+}
+
+
+@pytest.mark.parametrize("make", list(SAME_DIRECTORY))
+def test_two_paths_to_one_directory_share_their_locks(tmp_path: Path, make: str) -> None:
+    """A LocalStore holds a key's lock; another store over the same directory
+    (a link to it, obstore's LocalStore) waits for it."""
     root = tmp_path / "store"
     root.mkdir()
     (tmp_path / "link").symlink_to(root)
-    a, b = LocalStore(root), LocalStore(tmp_path / "link")
-    assert _update_locks.lock_dir(os.fspath(a.root)) == _update_locks.lock_dir(os.path.realpath(tmp_path / "link"))
+    a, b = LocalStore(root), SAME_DIRECTORY[make](tmp_path)
+    assert b.locks_updates and b.supports_concurrent_updates
+    assert _update_locks.lock_dir(os.fspath(a.root)) == _update_locks.lock_dir(str(tmp_path / "link"))
     other = tmp_path / "other"
     other.mkdir()
     assert _update_locks.lock_dir(str(other)) != _update_locks.lock_dir(str(root))
@@ -476,18 +495,18 @@ def test_two_paths_to_one_directory_share_their_locks(tmp_path: Path) -> None:
     order: list[str] = []
 
     def holder() -> None:
-        with a.locked_for_update(["k"]):
+        with a.locked_for_update(["c/0"]):
             held.set()
             release.wait(10)
             order.append("a releases")
 
+    def wait_for_it() -> None:
+        with b.locked_for_update(["c/0"]):
+            order.append("b locked")
+
     t = threading.Thread(target=holder)
     t.start()
     assert held.wait(10)
-    def wait_for_it() -> None:
-        with b.locked_for_update(["k"]):
-            order.append("b locked")
-
     waiter = threading.Thread(target=wait_for_it)
     waiter.start()
     waiter.join(0.3)

@@ -36,6 +36,15 @@ memory filesystem. Batches keep at most ``request_concurrency`` requests in
 flight (a constructor and :meth:`FsspecStore.from_url` argument, kept
 through pickling).
 
+Writes are one request each: ``set`` one PUT, ``delete`` one DELETE (no HEAD,
+no listing). :meth:`FsspecStore.set_many` sends its PUTs at once on async
+filesystems, :meth:`FsspecStore.delete_many` removes up to 1000 keys per
+``DeleteObjects`` request on S3. On S3 the store writes conditionally
+(:meth:`FsspecStore.set_conditional`: ``IfMatch`` with the ETag
+``get_versioned`` reported, ``IfNoneMatch="*"`` for a new object; deletes
+too), so read-modify-write needs no lock; see
+:mod:`zarrpy.stores._fsspec_writes`.
+
 Sizes (``getsize``, ``list_prefix_with_sizes``) come from ``fs.info`` and
 ``fs.find(detail=True)``: one listing on object stores; where a listing
 carries no sizes (HTTP directory pages) one ``info`` (HEAD) per key, run

@@ -31,6 +31,15 @@ and a precondition failure is a changed object. Listing uses ``obstore.list`` (s
 stores replace whole objects, obstore's ``LocalStore`` renames a temporary
 file); ``delete_prefix`` is one bulk ``obstore.delete``.
 
+**Safe updates.** Over S3, Azure and memory stores
+:meth:`ObjectStore.set_conditional` is one ``put`` per write with
+``mode="create"`` or ``mode={"e_tag": <version>}`` (the ETag
+``get_versioned`` reported), checked by the backend; obstore deletes
+nothing conditionally. Over obstore's LocalStore, which has no conditional
+update, :meth:`ObjectStore.locked_for_update` takes the same cross-process
+locks as zarrpy's LocalStore. ``set_many`` sends its puts at once,
+``delete_many`` is one bulk ``obstore.delete``.
+
 **Same answers as every zarrpy store.** Keys are checked first (no ``..``);
 a range past the end is clamped, a start at or past the end gives ``b""``
 (object_store refuses both: the request is asked again within the value's
@@ -47,6 +56,7 @@ from __future__ import annotations
 
 import asyncio
 import functools
+from contextlib import AbstractContextManager, nullcontext
 import importlib
 import os
 import pickle
@@ -62,6 +72,7 @@ from ..core.byte_range import (
 from ..errors import KeyNotFoundError, StoreError
 from ._concurrent import bounded, concurrency_setting
 from ._ranges import clamp, is_empty, trim, versioned_answer
+from ._update_locks import update_locks
 from ._wrapped import pickle_wrapped
 from .abc import Store, store_error, validate_key, validate_prefix
 from .writes import ABSENT, ConditionalWrite
@@ -507,6 +518,23 @@ class ObjectStore(Store):
         self._conditional = None if value else False  # True: as the backend allows
 
     # supports_conditional_deletes stays False: obstore's delete takes no condition.
+
+    @property
+    def locks_updates(self) -> bool:  # type: ignore[override]
+        """True over obstore's LocalStore, which has no conditional update:
+        :meth:`locked_for_update` takes the update locks of zarrpy's
+        :class:`~zarrpy.stores.local.LocalStore` for the same directory
+        (shared with it; see :mod:`zarrpy.stores._update_locks`)."""
+        return type(self.store).__name__ == "LocalStore"
+
+    def locked_for_update(self, keys: Sequence[str]) -> AbstractContextManager[None]:
+        """Over obstore's LocalStore, the cross-process update locks of
+        ``keys`` (none for a read-only store); elsewhere none."""
+        if not self.locks_updates or self.read_only:
+            return nullcontext()
+        names = [validate_key(key) for key in keys]
+        root = os.path.abspath(os.fspath(getattr(self.store, "prefix", None) or os.sep))
+        return update_locks(os.path.join(root, *self.prefix.split("/")) if self.prefix else root, names)
 
     def set_conditional(self, writes: Sequence[ConditionalWrite]) -> list[bool]:
         """Each write one ``put`` with ``mode="create"`` (:data:`~zarrpy.stores.writes.ABSENT`)
