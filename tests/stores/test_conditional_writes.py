@@ -22,11 +22,13 @@ import subprocess
 import sys
 import threading
 import uuid
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any, Callable, Iterator
 
 import pytest
+from fsspec.asyn import sync
 from obstore.store import LocalStore as ObsLocalStore
 from obstore.store import MemoryStore as ObsMemoryStore
 from obstore.store import S3Store
@@ -55,20 +57,15 @@ class Backend:
     log: RequestLog | None = None
     set_latency: Callable[[float], None] | None = None
 
-    def latency(self) -> Any:
-        """A context manager: the server waits :data:`LATENCY` per answer inside it."""
-        backend = self
-
-        class _Latency:
-            def __enter__(self) -> None:
-                assert backend.set_latency is not None
-                backend.set_latency(LATENCY)
-
-            def __exit__(self, *exc: object) -> None:
-                assert backend.set_latency is not None
-                backend.set_latency(0.0)
-
-        return _Latency()
+    @contextmanager
+    def latency(self) -> Iterator[None]:
+        """The server waits :data:`LATENCY` per answer inside the block."""
+        assert self.set_latency is not None
+        self.set_latency(LATENCY)
+        try:
+            yield
+        finally:
+            self.set_latency(0.0)
 
 
 def _memory(request: pytest.FixtureRequest) -> Backend:
@@ -353,6 +350,20 @@ def test_conditional_writes_can_be_turned_off(s3: Backend) -> None:
         s3.store.set_conditional([W("k", b"x", ABSENT)])
     s3.store.supports_conditional_writes = True
     assert s3.store.set_conditional([W("k", b"x", ABSENT)]) == [True]
+
+
+def test_a_botocore_without_the_condition_parameters_writes_nothing_conditionally(
+        s3_options: dict[str, Any], monkeypatch: pytest.MonkeyPatch) -> None:
+    """s3fs drops what botocore's model lacks: an older botocore would send
+    an ``IfMatch`` put as a plain one, so the store does not offer them."""
+    store = FsspecStore.from_url(f"s3://{BUCKET}/{uuid.uuid4().hex}",
+                                 storage_options={**s3_options, "skip_instance_cache": True})
+    sync(store.fs.loop, store.fs.set_session)
+    helper = store.fs._kwargs_helper
+    keep = helper.filter_dict
+    monkeypatch.setattr(helper, "filter_dict",
+                        lambda method, d: {k: v for k, v in keep(method, d).items() if not k.startswith("If")})
+    assert not store.supports_conditional_writes and not store.supports_conditional_deletes
 
 
 # -- stores without conditional writes --------------------------------------------------------------
