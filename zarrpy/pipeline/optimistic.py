@@ -22,7 +22,9 @@ import random
 import threading
 import time
 from collections.abc import Callable, Hashable, Sequence
+from functools import partial
 
+from ..core.batches import even_runs
 from ..core.byte_range import VersionedRequest
 from ..errors import StoreError
 from ..stores.abc import Store
@@ -132,13 +134,16 @@ def write_all(store: Store, items: Sequence[tuple[str, bytes | None]]) -> None:
 
 
 def _plain_calls(store: Store, items: Sequence[tuple[str, bytes | None]]) -> list[Callable[[], None]]:
+    """Calls that write the puts and deletes of ``items``: one each on a
+    store whose batches keep their requests in flight together
+    (:attr:`~zarrpy.stores.abc.Store.batches_writes`); else the items split
+    into up to :attr:`~zarrpy.stores.abc.Store.request_concurrency` runs, so
+    the runs are in flight side by side."""
     puts = [(k, v) for k, v in items if v is not None]
     deletes = [k for k, v in items if v is None]
-    calls: list[Callable[[], None]] = []
-    if puts:
-        calls.append(lambda: store.set_many(puts))
-    if deletes:
-        calls.append(lambda: store.delete_many(deletes))
+    runs = 1 if store.batches_writes else max(1, store.request_concurrency)
+    calls: list[Callable[[], None]] = [partial(store.set_many, run) for run in even_runs(puts, runs)]
+    calls += [partial(store.delete_many, run) for run in even_runs(deletes, runs)]
     return calls
 
 
