@@ -298,6 +298,7 @@ def test_plain_writes_and_deletes_are_one_request(s3: Backend) -> None:
 
 def test_set_many_sends_every_value_at_once(s3: Backend) -> None:
     assert s3.log is not None
+    assert s3.store.batches_writes
     items = [(f"c/{i}", bytes([i]) * 10) for i in range(16)]
     s3.log.clear()
     with s3.latency():
@@ -383,6 +384,7 @@ def test_stores_without_conditional_writes_say_so(tmp_path: Path, s3_options: di
 
 def test_batches_on_other_fsspec_filesystems(tmp_path: Path) -> None:
     for store in (FsspecStore.from_url(f"memory://cond-{uuid.uuid4().hex}"), FsspecStore.from_url(tmp_path.as_uri())):
+        assert not store.batches_writes  # value by value: callers spread them over threads
         store.set_many([("a/b", b"1"), ("c", b"2")])
         assert sorted(store.list()) == ["a/b", "c"]
         store.delete_many(["a/b", "missing", "c"])

@@ -497,6 +497,13 @@ class FsspecStore(Store):
             done.append(result)
         return done
 
+    @property
+    def batches_writes(self) -> bool:  # type: ignore[override]
+        """True on async filesystems (S3, GCS …): :meth:`set_many` and
+        :meth:`delete_many` keep their requests in flight together (or
+        delete in batched requests)."""
+        return isinstance(self.fs, AsyncFileSystem)
+
     def set_many(self, items: Iterable[tuple[str, bytes]]) -> None:
         """On async filesystems (S3, GCS …) one PUT per value, all at once,
         at most :attr:`request_concurrency` in flight (no HEAD, no listing);

@@ -578,6 +578,9 @@ class ObjectStore(Store):
             done.append(result)
         return done
 
+    batches_writes = True
+    """:meth:`set_many` keeps its puts in flight together, :meth:`delete_many` is one bulk delete."""
+
     def set_many(self, items: Iterable[tuple[str, bytes]]) -> None:
         """One ``put`` per value, all at once, at most :attr:`request_concurrency` in flight."""
         pairs: list[tuple[str, bytes]] = []
