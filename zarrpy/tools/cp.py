@@ -355,12 +355,12 @@ def plan_stream_band(shard: Shape, inner: Shape, source_chunks: Shape, element: 
             f"{format_bytes(need)} in flight (the elements, copies being encoded, the encoded bytes, and the "
             f"source chunks being decoded), more than --max-memory {format_bytes(max_memory)}: give a larger "
             f"--max-memory, or smaller --chunks")
-    for d, (b, s, c, i) in enumerate(zip(band, shard, source_chunks, inner)):
-        if b < s:  # the one dimension a band does not take whole (or one inner chunk of)
-            step = math.lcm(i, c)
-            if b > step and s % c == 0:
-                band = band[:d] + (b // step * step,) + band[d + 1:]
-            break
+    partial = [d for d, (b, s) in enumerate(zip(band, shard)) if b < s]
+    if partial:  # the dimension where a band takes some inner chunks (before it: one, after it: all)
+        d = partial[-1]
+        step = math.lcm(inner[d], source_chunks[d])
+        if band[d] > step and shard[d] % source_chunks[d] == 0:
+            band = band[:d] + (band[d] // step * step,) + band[d + 1:]
     return band, run_nbytes
 
 

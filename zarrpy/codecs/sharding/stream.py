@@ -46,7 +46,8 @@ COPY_BLOCK_NBYTES = 1 << 20
 class ByteSink(Protocol):
     """Where a shard's bytes go, in order (a store's object writer, a file)."""
 
-    def write(self, data: Any, /) -> Any: ...
+    def write(self, data: Any, /) -> Any:
+        """Append ``data`` (bytes-like)."""
 
 
 class ShardStream:
