@@ -52,7 +52,6 @@ from typing import TYPE_CHECKING, Any
 from fsspec.asyn import sync
 
 from ..errors import StoreError
-from ._fsspec_versioned import _is_instance
 from .abc import store_error
 from .writes import ObjectWriter
 
@@ -69,11 +68,6 @@ MAX_PART_NBYTES = 5 << 30
 """S3's maximum part size."""
 MAX_PARTS = 10_000
 """S3's maximum number of parts of one upload."""
-
-
-def is_s3(fs: Any) -> bool:
-    """Whether the fsspec filesystem ``fs`` is s3fs's (asked without importing s3fs)."""
-    return _is_instance(fs, "s3fs.core", "S3FileSystem")
 
 
 def check_part_settings(part_nbytes: int, parts_in_flight: int) -> None:
@@ -221,4 +215,4 @@ class S3ObjectWriter(ObjectWriter):
             self._call("abort_multipart_upload", UploadId=self._upload.result())
 
 
-__all__ = ["MIN_PART_NBYTES", "PARTS_IN_FLIGHT", "PART_NBYTES", "S3ObjectWriter", "check_part_settings", "is_s3"]
+__all__ = ["MIN_PART_NBYTES", "PARTS_IN_FLIGHT", "PART_NBYTES", "S3ObjectWriter", "check_part_settings"]

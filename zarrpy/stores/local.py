@@ -35,6 +35,13 @@ leaves it behind: the next write into that directory removes the stale ones
 many chunks does not rescan a large directory), and ``zarrpy verify --clean``
 removes them all. A live writer's temporary file is never removed.
 
+**Update locks.** Local files have no conditional write, so a
+read-modify-write of part of an object (inner chunks of a shard) runs under
+:meth:`LocalStore.locked_for_update`: per-key advisory locks shared by the
+processes of this machine, in lock files outside the root (the listing never
+shows them). Writers on several machines sharing one network directory need
+a synchronizer instead (:mod:`zarrpy.stores._update_locks`).
+
 Failures of the filesystem (permission denied, disk full, a key that is a
 FIFO …) raise :class:`~zarrpy.errors.StoreError` naming the key, with the
 ``OSError`` chained. A missing key, or a key that is a directory, reads as None.
@@ -59,6 +66,7 @@ from . import _tempfiles
 from ._files import HAS_PREAD, OpenFile, file_version
 from ._stream_local import LocalObjectWriter, TempFile
 from ._confine import DIR_FD, Confined, real_path
+from ._update_locks import update_locks
 from .abc import KeyReader, Store, store_error, validate_key, validate_prefix
 
 T = TypeVar("T")
@@ -567,6 +575,22 @@ class LocalStore(Store):
             except OSError:
                 return  # not empty (or gone, or busy, or a link): stop climbing
             directory = os.path.dirname(directory)
+
+    # -- update locks (zarrpy.stores._update_locks) ------------------------------
+    locks_updates = True
+
+    def locked_for_update(self, keys: Sequence[str]) -> AbstractContextManager[None]:
+        """Hold, across the processes of this machine, the update locks of
+        ``keys`` for the block (advisory lock files outside the store, shared
+        by every path to the root; see :mod:`zarrpy.stores._update_locks`
+        for where they are and their limits). A read-only store writes
+        nothing and takes none."""
+        if self.read_only:
+            return nullcontext()
+        names = list(keys)
+        for key in names:
+            self._parts(key)  # a key no write would accept locks nothing
+        return update_locks(self._confined.root, names)
 
     # -- listing -----------------------------------------------------------
     def list_prefix(self, prefix: str) -> Iterator[str]:
