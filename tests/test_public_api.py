@@ -33,6 +33,7 @@ PUBLIC = [
     "GrowableArray",
     "GrowableRagged",
     "InvalidKeyError",
+    "IrregularChunksError",
     "LockSynchronizer",
     "MetadataError",
     "NodeExistsError",

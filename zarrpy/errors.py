@@ -93,6 +93,13 @@ class ProcessLocalError(ZarrpyError, pickle.PicklingError):
     could not see its data, and writes there would be lost."""
 
 
+class IrregularChunksError(ZarrpyError, NotImplementedError):
+    """An array's chunks (or shards) have no single shape (a rectilinear
+    chunk grid): ``Array.chunks`` / ``Array.shards`` cannot say one. A
+    ``NotImplementedError`` too, as zarr-python raises; ``read_chunk_sizes``
+    and ``write_chunk_sizes`` give every chunk's size."""
+
+
 class ChunkAlignmentError(ZarrpyError, ValueError):
     """Blocks of a parallel write (dask) do not align to the array's chunks
     or shards: two tasks would rewrite the same stored object."""

@@ -431,7 +431,19 @@ def test_data_type_must_understand_false_is_not_allowed():
 @pytest.mark.parametrize(
     "value",
     [
-        {"name": "rectilinear", "configuration": {"kind": "inline", "chunk_shapes": [[5, 5], [5, 5]]}},
+        {"name": "rectilinear", "configuration": {"kind": "inline", "chunk_shapes": [[5, 4], [5, 5]]}},
+        {"name": "rectilinear", "configuration": {"kind": "file", "chunk_shapes": [[5, 5], [5, 5]]}},
+        {"name": "rectilinear", "configuration": {"chunk_shapes": [[5, 5], [5, 5]]}},
+        {"name": "rectilinear", "configuration": {"kind": "inline", "chunk_shapes": [[5, 5]]}},
+        {"name": "rectilinear", "configuration": {"kind": "inline", "chunk_shapes": [[5, 5], []]}},
+        {"name": "rectilinear", "configuration": {"kind": "inline", "chunk_shapes": [[5, 5], [[5, 0], 10]]}},
+        {"name": "rectilinear", "configuration": {"kind": "inline", "chunk_shapes": [[5, 5], [[5, 2, 1]]]}},
+        {"name": "rectilinear", "configuration": {"kind": "inline", "chunk_shapes": [[5, 5], 0]}},
+        {"name": "rectilinear", "configuration": {"kind": "inline", "chunk_shapes": [[5, 5], [True, 9]]}},
+        {"name": "rectilinear", "configuration": {"kind": "inline", "chunk_shapes": [[5, 5], [[1, 2**40]]]}},
+        {"name": "rectilinear", "configuration": {"kind": "inline", "chunk_shapes": [[5, 5], 5], "x": 1}},
+        {"name": "zarrs.regular_bounded", "configuration": {"chunk_shape": [5]}},
+        {"name": "zarrs.regular_bounded", "configuration": {"chunk_shape": [0, 5]}},
         {"name": "irregular", "configuration": {"chunk_shape": [5, 5]}},
         {"name": "regular", "configuration": {"chunk_shape": [5]}},
         {"name": "regular", "configuration": {"chunk_shape": [5, 5, 5]}},
@@ -455,8 +467,8 @@ def test_bad_chunk_grid(value):
 
 
 def test_unknown_chunk_grid_names_it():
-    err = assert_rejected(base_doc(chunk_grid={"name": "rectilinear", "configuration": {}}), "chunk_grid")
-    assert "rectilinear" in str(err)
+    err = assert_rejected(base_doc(chunk_grid={"name": "rectangular", "configuration": {}}), "chunk_grid")
+    assert "rectangular" in str(err) and "rectilinear" in str(err)  # the unknown one, and those known
 
 
 # -- storage_transformers ---------------------------------------------------------

@@ -27,5 +27,7 @@ def test_one_class_composed_of_the_parts():
     io = zarrpy.open_array(store, mode="r", cache=Cache(1 << 20))._io
     assert isinstance(io, chunk_keys.ChunkKeys) and isinstance(io._cached, cached_reads.CachedChunks)
     assert io.key((1, 0)) == "c/1/0" and [c.coords for c in io.stored_keys()] == [(0, 0), (0, 1), (1, 0), (1, 1)]
-    assert io.chunk_shape == (2, 2) and io.units_per_chunk == (2, 2)
-    assert cached_reads.cache_prefix(io) == (store.identity, "", (8, 8), (2, 2))
+    assert io.chunk_shape == (2, 2) and io.units_of((1, 0)) == [(2, 0), (2, 1), (3, 0), (3, 1)]
+    assert io.outer_of((3, 1)) == (1, 0)
+    assert cached_reads.cache_prefix(io) == (store.identity, "", (8, 8), io.unit_grid)
+    assert io.unit_grid.chunk_shape == (2, 2)

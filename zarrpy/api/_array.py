@@ -18,9 +18,10 @@ import numpy.typing as npt
 
 from ..codecs.abc import ArrayToBytesCodec, BytesToBytesCodec, ArrayToArrayCodec, Codec
 from ..core._typing import ArrayValueLike, BasicSelection, ChunkCoords, MaskLike, Selection, Shape
+from ..core.chunk_grid import REGULAR_BOUNDED, ChunkGrid
 from ..core.indexing import ChunkProjection, OrthogonalIndexer, block_region
 from ..core.point_indexing import has_index_arrays, is_orthogonal_arrays, is_vectorized, with_index_arrays
-from ..errors import ProcessLocalError, SelectionError
+from ..errors import IrregularChunksError, ProcessLocalError, SelectionError
 from ..metadata.nodes import ArrayMetadata
 from ..metadata.v3 import ArrayMetadataV3
 from ..pipeline.cache_hook import ChunkCache
@@ -50,13 +51,18 @@ class _ListedIndexer(OrthogonalIndexer):
         return iter(self._projections)
 
 
+def _whole_indexer(shape: Shape, grid: ChunkGrid) -> OrthogonalIndexer:
+    """``a[...]``'s indexer for any array of ``shape`` read on ``grid``: the
+    same for all of them, so built once (with its projections listed when
+    there are few), not on every whole read. (A regular grid is looked up
+    by its chunk shape: cheaper to hash than the grid.)"""
+    return _whole_indexer_of(shape, grid.uniform_chunk_shape or grid)
+
+
 @functools.lru_cache(maxsize=256)
-def _whole_indexer(shape: Shape, chunk_shape: Shape) -> OrthogonalIndexer:
-    """``a[...]``'s indexer for any array of ``shape`` read on ``chunk_shape``
-    grid: the same for all of them, so built once (with its projections
-    listed when there are few), not on every whole read."""
-    indexer = OrthogonalIndexer(Ellipsis, shape, chunk_shape, max_arrays=1)
-    if math.prod(-(-s // c) for s, c in zip(shape, chunk_shape)) <= _LISTED_CHUNKS:
+def _whole_indexer_of(shape: Shape, grid: ChunkGrid | Shape) -> OrthogonalIndexer:
+    indexer = OrthogonalIndexer(Ellipsis, shape, grid, max_arrays=1)
+    if indexer.grid.nchunks <= _LISTED_CHUNKS:
         return _ListedIndexer(indexer)
     return indexer
 
@@ -144,13 +150,58 @@ class Array(Node[ArrayMetadata]):
 
     @property
     def chunks(self) -> Shape:
-        """Shape of a chunk (the inner chunk of a sharded array, as in zarr-python)."""
-        return self._io.chunk_shape
+        """Shape of a chunk (the inner chunk of a sharded array, as in zarr-python).
+
+        Raises IrregularChunksError (a NotImplementedError, as zarr-python
+        raises) for an unsharded array whose chunk grid is ``rectilinear``
+        with edges of several lengths: see :attr:`read_chunk_sizes`."""
+        grid = self._io.unit_grid
+        if not grid.is_regular:
+            raise IrregularChunksError(
+                f"array {self.name!r} has a {grid.kind} chunk grid: its chunks have no single shape; "
+                "use read_chunk_sizes (or write_chunk_sizes) for each chunk's size"
+            )
+        return grid.chunk_shape
 
     @property
     def shards(self) -> Shape | None:
-        """Shape of a shard, or None when the array is not sharded."""
-        return self._v3.chunk_shape if self._io.inner is not None else None
+        """Shape of a shard, or None when the array is not sharded.
+
+        Raises IrregularChunksError (a NotImplementedError, as zarr-python)
+        when the shard grid is ``rectilinear``: see :attr:`write_chunk_sizes`."""
+        if self._io.inner is None:
+            return None
+        grid = self._io.grid
+        if not grid.is_regular:
+            raise IrregularChunksError(
+                f"array {self.name!r} has a {grid.kind} shard grid: its shards have no single shape; "
+                "use write_chunk_sizes for each shard's size"
+            )
+        return grid.chunk_shape
+
+    @property
+    def is_sharded(self) -> bool:
+        """True when the stored chunks are shards (one ``sharding_indexed`` codec)."""
+        return self._io.inner is not None
+
+    @property
+    def read_chunk_sizes(self) -> tuple[tuple[int, ...], ...]:
+        """Per dimension, the size of each chunk reads go by (the inner chunks
+        of a sharded array), clipped to the array: dask's ``chunks``
+        convention, zarr-python's name. Any chunk grid."""
+        return self._io.unit_grid.chunk_sizes
+
+    @property
+    def write_chunk_sizes(self) -> tuple[tuple[int, ...], ...]:
+        """Per dimension, the size of each stored chunk (each shard of a
+        sharded array), clipped to the array; zarr-python's name. Any chunk grid."""
+        return self._io.grid.chunk_sizes
+
+    @property
+    def chunk_grid(self) -> dict[str, Any]:
+        """The ``chunk_grid`` member of the metadata, as stored in a V3
+        ``zarr.json`` (``regular`` for a V2 array)."""
+        return self._v3.grid_spec.to_json()
 
     @property
     def ndim(self) -> int:
@@ -206,8 +257,8 @@ class Array(Node[ArrayMetadata]):
 
     @property
     def cdata_shape(self) -> Shape:
-        """Number of chunks along each dimension."""
-        return tuple(-(-s // c) for s, c in zip(self.shape, self.chunks))
+        """Number of chunks along each dimension (inner chunks of a sharded array)."""
+        return self._io.unit_grid.grid_shape
 
     @property
     def nchunks(self) -> int:
@@ -231,9 +282,20 @@ class Array(Node[ArrayMetadata]):
         return self._io.stored_sizes(self._metadata.to_documents())
 
     def _chunks_per_object(self) -> int:
-        """Chunks in one stored object: a whole shard's inner chunks, or 1."""
-        shards = self.shards
-        return 1 if shards is None else math.prod(s // c for s, c in zip(shards, self.chunks))
+        """Chunks in one stored object: a whole shard's inner chunks, or 1
+        (a shard grid of several shard shapes: see :meth:`_chunks_in_objects`)."""
+        if not self.is_sharded:
+            return 1
+        return math.prod(s // c for s, c in zip(self._v3.chunk_shape, self.chunks))
+
+    def _chunks_in_objects(self, nobjects: int) -> int:
+        """Inner chunks in the stored objects (``nobjects`` of them), each shard
+        counting all its inner chunks, as zarr-python 3.1+ counts them."""
+        if not self.is_sharded or self._io.grid.uniform_chunk_shape is not None:
+            return nobjects * self._chunks_per_object()
+        grid, inner = self._io.grid, self.chunks
+        return sum(math.prod(s // c for s, c in zip(grid.chunk_shape_at(chunk.coords), inner))
+                   for chunk in self._io.stored_keys() if grid.contains(chunk.coords))
 
     def nbytes_stored(self) -> int:
         """Bytes of metadata and chunks in the store, from the sizes the store
@@ -251,7 +313,7 @@ class Array(Node[ArrayMetadata]):
         """Chunks initialized, counted as zarr-python 3.1+ does: each stored
         shard counts all its inner chunks (so edge shards can make this exceed
         ``nchunks``); unsharded, the number of stored chunks."""
-        return self.nshards_initialized * self._chunks_per_object()
+        return self._chunks_in_objects(self.nshards_initialized)
 
     @property
     def info(self) -> ArrayInfo:
@@ -423,8 +485,8 @@ class Array(Node[ArrayMetadata]):
         max_arrays = None if is_orthogonal_arrays(selection, self.ndim) else 1  # a[mask0, mask1]: np.ix_
         return OrthogonalIndexer(selection, self.shape, self._chunk_grid(write), max_arrays=max_arrays)
 
-    def _chunk_grid(self, write: bool) -> Shape:
-        return self._v3.chunk_shape if write else self._io.read_chunk_shape
+    def _chunk_grid(self, write: bool) -> ChunkGrid:
+        return self._io.grid if write else self._io.read_grid
 
     def _basic_indexer(self, selection: Any, *, write: bool = False) -> OrthogonalIndexer:
         return OrthogonalIndexer(selection, self.shape, self._chunk_grid(write), max_arrays=0)
@@ -499,9 +561,9 @@ class Array(Node[ArrayMetadata]):
     def _block_region(self, selection: Any, *, inner: bool) -> tuple[slice, ...]:
         """The array region (slices) a selection of block indices covers: on the
         grid of :attr:`chunks` (``inner``) or of the stored chunks (shards)."""
-        if inner or self.shards is None:
-            return block_region(selection, self.shape, self.chunks, "chunks")
-        return block_region(selection, self.shape, self._v3.chunk_shape, "shards")
+        if inner or not self.is_sharded:
+            return block_region(selection, self.shape, self._io.unit_grid, "chunks")
+        return block_region(selection, self.shape, self._io.grid, "shards")
 
     def _read(self, indexer: Indexer, out: np.ndarray | None = None) -> Any:
         return self._io.read(indexer, out)
@@ -530,9 +592,12 @@ class Array(Node[ArrayMetadata]):
         """
         self._check_writable()
         items = []
+        grid = self._io.unit_grid
         for coords, data in chunks.items():
-            shape = tuple(min((c + 1) * cs, s) - c * cs for c, cs, s in zip(coords, self.chunks, self.shape))
-            items.append(ChunkData(coords, self._coerce(data, shape)))
+            coords = tuple(int(c) for c in coords)
+            if not grid.contains(coords):
+                raise SelectionError(f"chunk {coords} is outside the chunk grid {grid.grid_shape}")
+            items.append(ChunkData(coords, self._coerce(data, grid.data_shape_at(coords))))
         self._io.write_chunks(items)
 
     # -- writing -------------------------------------------------------
@@ -594,9 +659,11 @@ class Array(Node[ArrayMetadata]):
         if len(shape) != self.ndim or any(s < 0 for s in shape):
             raise SelectionError(f"new shape {shape} must have {self.ndim} non-negative dimensions")
         self._io.forget_all()  # cached edge chunks are clipped to the old shape
-        if any(n < o for n, o in zip(shape, self.shape)):
-            self._io.trim(shape)
-        self._write_metadata(self._metadata.evolve(shape=shape))
+        stored = self._metadata
+        new = stored.resized(shape) if isinstance(stored, ArrayMetadataV3) else stored.evolve(shape=shape)
+        if any(n < o for n, o in zip(shape, self.shape)) or self._io.grid.kind == REGULAR_BOUNDED:
+            self._io.fit(new if isinstance(new, ArrayMetadataV3) else v2_to_v3(new))
+        self._write_metadata(new)
 
     def append(self, data: ArrayValueLike, axis: int = 0) -> Shape:
         """Grow along ``axis`` and write ``data`` into the new part."""

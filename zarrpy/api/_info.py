@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from ..core.chunk_grid import REGULAR
 from ..core.dtypes import DataType
 from ..core.dtypes.optional import inner_type, is_optional
 from ..stores.abc import Store
@@ -31,6 +32,7 @@ _LABELS = {
     "data_type": "Data type",
     "fill_value": "Fill value",
     "shape": "Shape",
+    "chunk_grid": "Chunk grid",
     "shard_shape": "Shard shape",
     "chunk_shape": "Chunk shape",
     "order": "Order",
@@ -92,6 +94,18 @@ def dtype_text(array: Array) -> str:
     return data_type_text(array._v3.data_type, array._io.form.ragged)
 
 
+VARIABLE = "<variable>"
+"""What info shows for the chunk (or shard) shape of a grid without one (zarr-python's word)."""
+
+
+def grid_text(grid_json: dict[str, Any]) -> str:
+    """A ``chunk_grid`` member as info prints it: its name and its chunk
+    shape(s) as stored (a rectilinear grid's edges run-length encoded)."""
+    config = grid_json.get("configuration") or {}
+    shapes = config.get("chunk_shapes", config.get("chunk_shape"))
+    return f"{grid_json['name']} {shapes}"
+
+
 def _codec_text(codec_json: dict[str, Any]) -> str:
     config = codec_json.get("configuration") or {}
     return f"{codec_json['name']}({', '.join(f'{k}={v!r}' for k, v in config.items())})"
@@ -131,10 +145,13 @@ class ArrayInfo(_Info):
             "fill_value": v3.data_type.fill_to_json(a.fill_value),
             "shape": a.shape,
         }
-        if a.shards is not None:
-            d["shard_shape"] = a.shards
+        grid = a._io.grid
+        if grid.kind != REGULAR:
+            d["chunk_grid"] = grid_text(a._v3.grid_spec.to_json())
+        if a.is_sharded:
+            d["shard_shape"] = a.shards if grid.is_regular else VARIABLE
         d.update(
-            chunk_shape=a.chunks,
+            chunk_shape=a.chunks if a._io.unit_grid.is_regular else VARIABLE,
             order=getattr(a.metadata, "order", "C"),
             read_only=a.read_only,
             store=type(a.store).__name__,
@@ -156,9 +173,9 @@ class ArrayInfo(_Info):
                 d["storage_ratio"] = round(a.nbytes / nbytes_stored, 1)
         else:
             nobjects = a.nshards_initialized
-        if a.shards is not None:
+        if a.is_sharded:
             d["shards_initialized"] = f"{nobjects}/{math.prod(a._io.grid.grid_shape)}"
-        d["chunks_initialized"] = f"{nobjects * a._chunks_per_object()}/{a.nchunks}"
+        d["chunks_initialized"] = f"{a._chunks_in_objects(nobjects)}/{a.nchunks}"
         return cls(d)
 
 

@@ -23,6 +23,7 @@ from typing import Any, Iterator
 import numpy as np
 
 from ._typing import ChunkCoords, Shape
+from .chunk_grid import ChunkGrid, DimensionGrid, as_grid
 from .point_indexing import as_index_array, is_array_like
 from .selection import check_slice
 from ..errors import BoundsCheckError, SelectionError
@@ -82,32 +83,33 @@ class _DimPiece:
 
 
 class _IntDim:
-    __slots__ = ("index", "dim_len", "chunk_len")
+    __slots__ = ("index", "dim")
     nitems = 1
     drops = True
 
-    def __init__(self, index: int, dim_len: int, chunk_len: int):
+    def __init__(self, index: int, dim_len: int, dim: DimensionGrid):
         if not -dim_len <= index < dim_len:
             raise BoundsCheckError(f"index {index} is out of bounds for a dimension of length {dim_len}")
         self.index = index % dim_len if dim_len else index
-        self.dim_len, self.chunk_len = dim_len, chunk_len
+        self.dim = dim
 
     def pieces(self) -> list[_DimPiece]:
-        ci, off = divmod(self.index, self.chunk_len)
-        region = min(self.chunk_len, self.dim_len - ci * self.chunk_len)
-        return [_DimPiece(ci, slice(off, off + 1), None, 1, region == 1)]
+        dim = self.dim
+        ci = dim.index_to_chunk(self.index)
+        off = self.index - dim.offset(ci)
+        return [_DimPiece(ci, slice(off, off + 1), None, 1, dim.data_size(ci) == 1)]
 
 
 class _SliceDim:
-    __slots__ = ("start", "stop", "step", "nitems", "dim_len", "chunk_len")
+    __slots__ = ("start", "stop", "step", "nitems", "dim")
     drops = False
 
-    def __init__(self, sel: slice, dim_len: int, chunk_len: int):
+    def __init__(self, sel: slice, dim_len: int, dim: DimensionGrid):
         self.start, self.stop, self.step = sel.indices(dim_len)
         if self.step <= 0:
             raise SelectionError("negative or zero steps are handled as integer arrays")
         self.nitems = len(range(self.start, self.stop, self.step))
-        self.dim_len, self.chunk_len = dim_len, chunk_len
+        self.dim = dim
 
     def pieces(self) -> list[_DimPiece]:
         """Per chunk touched, what this dimension takes from it (a list: the
@@ -115,11 +117,9 @@ class _SliceDim:
         out: list[_DimPiece] = []
         if self.nitems == 0:
             return out
-        start, stop, step, cl = self.start, self.stop, self.step, self.chunk_len
+        start, stop, step = self.start, self.stop, self.step
         last = start + (self.nitems - 1) * step
-        for ci in range(start // cl, last // cl + 1):
-            c0 = ci * cl
-            c1 = min(c0 + cl, self.dim_len)
+        for ci, c0, c1 in self.dim.spans(start, last):
             first = start if start >= c0 else start + -(-(c0 - start) // step) * step
             end = min(stop, c1)
             if first >= end:
@@ -132,10 +132,10 @@ class _SliceDim:
 
 
 class _ArrayDim:
-    __slots__ = ("index", "nitems", "dim_len", "chunk_len", "from_slice")
+    __slots__ = ("index", "nitems", "dim", "from_slice")
     drops = False
 
-    def __init__(self, index: np.ndarray, dim_len: int, chunk_len: int, *, from_slice: bool = False):
+    def __init__(self, index: np.ndarray, dim_len: int, dim: DimensionGrid, *, from_slice: bool = False):
         self.from_slice = from_slice
         if index.dtype == bool:
             if index.shape != (dim_len,):  # a malformed mask, not an index past the end
@@ -150,14 +150,14 @@ class _ArrayDim:
             raise BoundsCheckError(f"index {int(bad)} is out of bounds for a dimension of length {dim_len}")
         self.index = np.where(index < 0, index + dim_len, index)
         self.nitems = int(self.index.size)
-        self.dim_len, self.chunk_len = dim_len, chunk_len
+        self.dim = dim
 
     def pieces(self) -> list[_DimPiece]:
         out: list[_DimPiece] = []
         if self.nitems == 0:
             return out
-        idx, cl = self.index, self.chunk_len
-        chunk_ids = idx // cl
+        idx, dim = self.index, self.dim
+        chunk_ids = dim.chunks_of(idx)
         if np.all(chunk_ids[1:] >= chunk_ids[:-1]):
             order = None
             sorted_ids, sorted_idx = chunk_ids, idx
@@ -169,34 +169,34 @@ class _ArrayDim:
         ends = np.concatenate((bounds, [len(sorted_ids)]))
         for s, e in zip(starts.tolist(), ends.tolist()):
             ci = int(sorted_ids[s])
-            c0 = ci * cl
+            c0 = dim.offset(ci)
             local = sorted_idx[s:e] - c0
-            region = min(cl, self.dim_len - c0)
+            region = dim.data_size(ci)
             complete = (e - s) == region and bool(np.array_equal(local, np.arange(region)))
             out_sel = slice(s, e) if order is None else order[s:e]
             out.append(_DimPiece(ci, local, out_sel, e - s, complete))
         return out
 
 
-def _dim_indexer(sel: Any, dim_len: int, chunk_len: int, allow_arrays: bool) -> _IntDim | _SliceDim | _ArrayDim:
+def _dim_indexer(sel: Any, dim_len: int, dim: DimensionGrid, allow_arrays: bool) -> _IntDim | _SliceDim | _ArrayDim:
     if isinstance(sel, slice):  # the usual case first
         check_slice(sel)
         if sel.step is not None and sel.step < 0:
             start, stop, step = sel.indices(dim_len)
-            return _ArrayDim(np.arange(start, stop, step, dtype=np.int64), dim_len, chunk_len, from_slice=True)
-        return _SliceDim(sel, dim_len, chunk_len)
+            return _ArrayDim(np.arange(start, stop, step, dtype=np.int64), dim_len, dim, from_slice=True)
+        return _SliceDim(sel, dim_len, dim)
     if isinstance(sel, (int, np.integer)) and not isinstance(sel, (bool, np.bool_)):
-        return _IntDim(int(sel), dim_len, chunk_len)
+        return _IntDim(int(sel), dim_len, dim)
     if allow_arrays and is_array_like(sel):
         arr = as_index_array(sel)
         if arr.ndim == 0 and arr.dtype != bool:
-            return _IntDim(int(arr), dim_len, chunk_len)
+            return _IntDim(int(arr), dim_len, dim)
         if arr.ndim != 1:
             raise SelectionError(
                 f"an orthogonal index array must be 1-D, got shape {arr.shape}; "
                 "use .vindex for numpy's pointwise indexing with N-D arrays"
             )
-        return _ArrayDim(arr, dim_len, chunk_len)
+        return _ArrayDim(arr, dim_len, dim)
     if is_array_like(sel):
         raise SelectionError(
             f"a basic selection takes integers, slices and '...', got {type(sel).__name__}; "
@@ -236,14 +236,15 @@ class OrthogonalIndexer:
 
     flat_output = False
 
-    def __init__(self, selection: Any, shape: Shape, chunk_shape: Shape, *, max_arrays: int | None = None):
+    def __init__(self, selection: Any, shape: Shape, grid: ChunkGrid | Shape, *, max_arrays: int | None = None):
         sel = _expand(selection, len(shape))
+        self.grid = grid = as_grid(grid, shape)
         self.dims: list[_IntDim | _SliceDim | _ArrayDim] = []
         n_arrays = n_user_arrays = 0
         allow_arrays = max_arrays != 0
-        for axis, (s, n, c) in enumerate(zip(sel, shape, chunk_shape)):
+        for axis, (s, n, g) in enumerate(zip(sel, shape, grid.dims)):
             try:
-                dim = _dim_indexer(s, n, c, allow_arrays)
+                dim = _dim_indexer(s, n, g, allow_arrays)
             except (BoundsCheckError, SelectionError) as exc:
                 raise type(exc)(f"{exc} (axis {axis})") from None
             self.dims.append(dim)
@@ -261,7 +262,6 @@ class OrthogonalIndexer:
         # array (numpy: a[()] is the element, a[...] a 0-d array).
         self.is_scalar = not self._kept and not (not shape and _has_ellipsis(selection))
         self._ix = n_arrays > 1
-        self.chunk_shape = chunk_shape
 
     def __iter__(self) -> Iterator[ChunkProjection]:
         # List comprehensions, not generator expressions: inlined since
@@ -272,8 +272,8 @@ class OrthogonalIndexer:
             out_sel = tuple([pieces[i].out_sel for i in kept])
             chunk_sel = dim_sel
             if self._ix:
-                chunk_sel = _ix(dim_sel, self.chunk_shape)
-                out_sel = _ix(out_sel, self.shape)
+                chunk_sel = _ix(dim_sel)
+                out_sel = _ix(out_sel)
             yield ChunkProjection(
                 tuple([p.chunk_index for p in pieces]),
                 chunk_sel,
@@ -289,12 +289,14 @@ def _has_ellipsis(selection: Any) -> bool:
     return any([s is Ellipsis for s in (selection if isinstance(selection, tuple) else (selection,))])
 
 
-def block_region(selection: Any, shape: Shape, grid: Shape, unit: str = "chunks") -> tuple[slice, ...]:
+def block_region(selection: Any, shape: Shape, grid: ChunkGrid | Shape, unit: str = "chunks") -> tuple[slice, ...]:
     """The array region (slices) a selection of block indices covers
-    (zarr-python's ``blocks``): integers and step-1 slices over the grid of
-    blocks of shape ``grid`` (named ``unit`` in messages), one Ellipsis at
-    most; edge blocks are clipped to ``shape``. A slice is cut to the grid
-    as numpy cuts one, so a slice past the last block is empty."""
+    (zarr-python's ``blocks``): integers and step-1 slices over the chunks
+    of ``grid`` (a chunk grid, or a regular chunk shape; named ``unit`` in
+    messages), one Ellipsis at most; edge blocks are clipped to ``shape``.
+    A slice is cut to the grid as numpy cuts one, so a slice past the last
+    block is empty."""
+    grid = as_grid(grid, shape)
     ndim = len(shape)
     items = selection if isinstance(selection, tuple) else (selection,)
     if sum(item is Ellipsis for item in items) > 1:
@@ -306,8 +308,8 @@ def block_region(selection: Any, shape: Shape, grid: Shape, unit: str = "chunks"
         raise SelectionError(f"block selection {selection!r} has more than {ndim} dimensions")
     items = items + (slice(None),) * (ndim - len(items))
     region = []
-    for axis, (item, c, s) in enumerate(zip(items, grid, shape)):
-        n = -(-s // c)
+    for axis, (item, dim) in enumerate(zip(items, grid.dims)):
+        n = dim.nchunks
         if isinstance(item, (int, np.integer)) and not isinstance(item, (bool, np.bool_)):
             i = int(item) + n if item < 0 else int(item)
             if not 0 <= i < n:
@@ -319,13 +321,18 @@ def block_region(selection: Any, shape: Shape, grid: Shape, unit: str = "chunks"
             stop = max(start, stop)
         else:
             raise SelectionError(f"block selection: expected integers or slices with step 1, got {item!r}")
-        region.append(slice(start * c, min(stop * c, s)))
+        if start == stop:
+            edge = dim.offset(start) if start < n else dim.extent
+            region.append(slice(edge, edge))
+        else:
+            region.append(slice(dim.offset(start), dim.offset(stop - 1) + dim.data_size(stop - 1)))
     return tuple(region)
 
 
-def _ix(sel: tuple[Any, ...], shape: Shape) -> tuple[Any, ...]:
-    """Orthogonal indexing for mixed slices and arrays via ``np.ix_``."""
-    parts = [np.arange(*s.indices(n)) if isinstance(s, slice) else s for s, n in zip(sel, shape)]
+def _ix(sel: tuple[Any, ...]) -> tuple[Any, ...]:
+    """Orthogonal indexing for mixed slices and arrays via ``np.ix_`` (the
+    slices here are the indexer's own: explicit start and stop, positive step)."""
+    parts = [np.arange(s.start, s.stop, s.step or 1) if isinstance(s, slice) else s for s in sel]
     return np.ix_(*parts)
 
 

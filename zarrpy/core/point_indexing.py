@@ -24,6 +24,7 @@ from typing import Any, Iterator
 import numpy as np
 
 from ._typing import ChunkCoords, Shape
+from .chunk_grid import ChunkGrid, as_grid
 from .selection import Points, check_slice
 from ..errors import BoundsCheckError, SelectionError
 
@@ -189,9 +190,10 @@ def _expand(selection: Any, shape: Shape) -> list[Any]:
 
 
 class PointIndexer:
-    """A pointwise selection of an array of ``shape`` stored in chunks of
-    ``chunk_shape``, grouped by chunks of ``unit_shape`` (default: the
-    chunks; the inner chunks for a sharded array).
+    """A pointwise selection of an array of ``shape`` stored in the chunks
+    of ``grid``, grouped by the chunks of ``unit_grid`` (default: ``grid``;
+    the inner chunks of a sharded array, which nest in its shards). Either
+    grid may be given as a regular chunk shape.
 
     ``shape`` is the output shape (numpy's); iterating yields
     :class:`PointProjection`, whose ``out_selection`` addresses the
@@ -200,10 +202,12 @@ class PointIndexer:
 
     flat_output = True
 
-    def __init__(self, selection: Any, shape: Shape, chunk_shape: Shape, unit_shape: Shape | None = None):
+    def __init__(self, selection: Any, shape: Shape, grid: ChunkGrid | Shape,
+                 unit_grid: ChunkGrid | Shape | None = None):
         self.array_shape = tuple(shape)
-        self.chunk_shape = tuple(chunk_shape)
-        self.unit_shape = tuple(unit_shape or chunk_shape)
+        self.grid = as_grid(grid, self.array_shape)
+        units = self.grid if unit_grid is None else as_grid(unit_grid, self.array_shape)
+        self.unit_grid = self.grid if units == self.grid else units  # `is` below: the same grid
         self.coords: tuple[np.ndarray, ...]
         self.shape: Shape
         mask = selection[0] if isinstance(selection, tuple) and len(selection) == 1 else selection
@@ -221,12 +225,29 @@ class PointIndexer:
         """Group ``points`` (in range, non-negative) of a ``shape`` array by
         its chunks: how a shard splits a point write among its inner chunks."""
         self = cls.__new__(cls)
-        self.array_shape, self.chunk_shape, self.unit_shape = tuple(shape), tuple(chunk_shape), tuple(chunk_shape)
+        self.array_shape = tuple(shape)
+        self.grid = self.unit_grid = as_grid(chunk_shape, self.array_shape)
         self.coords = tuple(np.asarray(c, dtype=np.int64).reshape(-1) for c in points.coords)
         self._mask = None
         self.shape = (len(points),)
         self.is_scalar = False
         return self
+
+    @property
+    def chunk_shape(self) -> Shape:
+        """The stored chunks' shape, when the grid is regular."""
+        return self.grid.chunk_shape
+
+    @property
+    def unit_shape(self) -> Shape:
+        """The unit chunks' shape, when their grid is regular."""
+        return self.unit_grid.chunk_shape
+
+    def _outer(self, unit_coords: ChunkCoords) -> ChunkCoords:
+        """The stored chunk holding the unit chunk at ``unit_coords``."""
+        if self.unit_grid is self.grid:
+            return unit_coords
+        return tuple([g.index_to_chunk(u.offset(i)) for i, u, g in zip(unit_coords, self.unit_grid.dims, self.grid.dims)])
 
     def __iter__(self) -> Iterator[PointProjection]:
         if self._mask is not None:
@@ -236,15 +257,15 @@ class PointIndexer:
         n = int(coords[0].size) if coords else 0
         if n == 0:
             return
-        unit, chunk, shape = self.unit_shape, self.chunk_shape, self.array_shape
-        grid = tuple(-(-s // u) for s, u in zip(shape, unit))
-        ids = _ravel([axis // u for axis, u in zip(coords, unit)], grid)
+        grid, units = self.grid, self.unit_grid
+        unit_shape = units.grid_shape
+        ids = _ravel([u.chunks_of(axis) for axis, u in zip(coords, units.dims)], unit_shape)
         if bool(np.all(ids[1:] >= ids[:-1])):
             order = None
             sorted_ids = ids
         else:
             # A stable sort of small keys is a radix sort in numpy: 8x faster.
-            keys = ids.astype(np.uint16) if int(np.prod(grid, dtype=np.int64)) <= 1 << 16 else ids
+            keys = ids.astype(np.uint16) if int(np.prod(unit_shape, dtype=np.int64)) <= 1 << 16 else ids
             order = np.argsort(keys, kind="stable")
             sorted_ids = ids[order]
         bounds = np.flatnonzero(sorted_ids[1:] != sorted_ids[:-1]) + 1
@@ -252,17 +273,17 @@ class PointIndexer:
         ends = [*bounds.tolist(), n]
         # Everything per point is computed once for all chunks; each chunk
         # then takes views of it. A point's place in its stored chunk is its
-        # coordinate modulo the chunk shape, since unit chunks nest in chunks.
+        # coordinate less the chunk's start, since unit chunks nest in chunks.
         in_order = coords if order is None else tuple(axis[order] for axis in coords)
-        local_all = tuple(axis % cs for axis, cs in zip(in_order, chunk))
+        local_all = tuple(g.local_of(axis) for axis, g in zip(in_order, grid.dims))
         positions = np.arange(n, dtype=np.int64) if order is None else order
         first_ids = sorted_ids[starts]
-        unit_coords_all = zip(*(c.tolist() for c in np.unravel_index(first_ids, grid)))
-        whole_units = unit == chunk
+        unit_coords_all = zip(*(c.tolist() for c in np.unravel_index(first_ids, unit_shape)))
+        whole_units = units is grid
         for s, e, unit_coords in zip(starts, ends, unit_coords_all):
-            outer = tuple([i * u // cs for i, u, cs in zip(unit_coords, unit, chunk)])
+            outer = self._outer(unit_coords)
             local = tuple([axis[s:e] for axis in local_all])
-            complete = whole_units and _covers_chunk(local, outer, chunk, shape)
+            complete = whole_units and _covers_chunk(local, grid.data_shape_at(outer))
             yield PointProjection(outer, local, positions[s:e], complete)
 
 
@@ -276,20 +297,20 @@ class PointIndexer:
         chunk; the first two come from two small tables (rows x chunk
         columns), the last from a cumsum over the chunk's part of the mask.
         """
-        shape, unit, chunk = self.array_shape, self.unit_shape, self.chunk_shape
+        shape, grid, units = self.array_shape, self.grid, self.unit_grid
         if not self.shape[0]:
             return
         rows = mask.reshape(-1, shape[-1])
-        col_starts = np.arange(0, shape[-1], unit[-1])
+        last = units.dims[-1]
+        col_starts = np.array([last.offset(i) for i in range(last.nchunks)], dtype=np.int64)
         per_block = np.add.reduceat(rows, col_starts, axis=1, dtype=np.int64)  # rows x chunk columns
         left = np.cumsum(per_block, axis=1) - per_block  # Trues left of each chunk column, per row
         row_sums = per_block.sum(axis=1)
         before = np.cumsum(row_sums) - row_sums  # Trues in the rows before
         row_ids = np.arange(rows.shape[0], dtype=np.int64).reshape(shape[:-1])
-        whole_units = unit == chunk
-        grid = tuple(-(-s // u) for s, u in zip(shape, unit))
-        for unit_coords in np.ndindex(grid):
-            region = tuple(slice(i * u, min((i + 1) * u, s)) for i, u, s in zip(unit_coords, unit, shape))
+        whole_units = units is grid
+        for unit_coords in np.ndindex(units.grid_shape):
+            region = units.chunk_region(unit_coords)
             part = mask[region]
             local = np.nonzero(part)
             if not local[0].size:
@@ -299,8 +320,8 @@ class PointIndexer:
             row = row_ids[region[:-1]].reshape(-1)
             starts = before[row] + left[row, unit_coords[-1]]
             out_positions = np.repeat(starts - (np.cumsum(counts) - counts), counts) + np.arange(local[0].size)
-            outer = tuple(i * u // c for i, u, c in zip(unit_coords, unit, chunk))
-            offset = tuple(r.start - o * c for r, o, c in zip(region, outer, chunk))
+            outer = self._outer(unit_coords)
+            offset = tuple(r.start - o for r, o in zip(region, grid.chunk_origin(outer)))
             points = tuple(p.astype(np.int64, copy=False) + off for p, off in zip(local, offset))
             complete = whole_units and local[0].size == part.size
             yield PointProjection(outer, points, out_positions, complete)
@@ -315,9 +336,8 @@ def _ravel(parts: list[np.ndarray], grid: Shape) -> np.ndarray:
     return ids
 
 
-def _covers_chunk(local: tuple[np.ndarray, ...], outer: ChunkCoords, chunk: Shape, shape: Shape) -> bool:
-    """Do the points hit every element of the chunk's in-array region?"""
-    region = tuple([min(c, s - o * c) for o, c, s in zip(outer, chunk, shape)])
+def _covers_chunk(local: tuple[np.ndarray, ...], region: Shape) -> bool:
+    """Do the points hit every element of a chunk's in-array region (of shape ``region``)?"""
     size = math.prod(region)  # Python ints: no overflow, and cheaper than numpy for a few numbers
     if local[0].size < size:
         return False

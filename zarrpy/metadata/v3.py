@@ -15,10 +15,12 @@ from typing import Any, TypeAlias
 
 import numpy as np
 
+from ..core.chunk_grid import ChunkGrid
 from ..core.dtypes import DataType
 from ..core.dtypes import registry as dtype_registry
 from ..core.limits import check_shape
 from ..errors import MetadataError
+from .chunk_grid import ChunkGridSpec
 from ._parse import (
     dump_json_document,
     parse_attributes,
@@ -77,23 +79,6 @@ ChunkKeyEncodingLike: TypeAlias = ChunkKeyEncodingSpec | str | Mapping[str, obje
 None is ``default`` with ``/``."""
 
 
-def _parse_chunk_grid(value: Any, ndim: int) -> tuple[int, ...]:
-    name, config, _ = parse_named(value, "chunk_grid", allow_optional=False)
-    if name != "regular":
-        raise MetadataError(f"chunk_grid: unknown chunk grid {name!r}; known: regular")
-    config = dict(config or {})
-    if "chunk_shape" not in config:
-        raise MetadataError("chunk_grid: configuration is missing 'chunk_shape'")
-    chunk_shape = parse_shape(config.pop("chunk_shape"), "chunk_grid.chunk_shape", positive=True)
-    if config:
-        raise MetadataError(f"chunk_grid: unknown configuration field(s) {sorted(config)}")
-    if len(chunk_shape) != ndim:
-        raise MetadataError(
-            f"chunk_grid.chunk_shape: has {len(chunk_shape)} dimensions but shape has {ndim}"
-        )
-    return chunk_shape
-
-
 def _parse_codecs(value: Any) -> tuple[dict[str, Any], ...]:
     if not isinstance(value, list) or not value:
         raise MetadataError(f"codecs: expected a non-empty list, got {value!r}")
@@ -134,7 +119,15 @@ def _split_extra(doc: dict[str, Any], known: set[str], what: str,
 
 @dataclass(frozen=True)
 class ArrayMetadataV3:
-    """A V3 array's ``zarr.json``."""
+    """A V3 array's ``zarr.json``.
+
+    ``chunk_grid`` is the ``chunk_grid`` member when it is not the core
+    ``regular`` grid (``rectilinear``, ``zarrs.regular_bounded``); None for a
+    ``regular`` grid of ``chunk_shape``. With a grid given, ``chunk_shape`` is
+    its :attr:`~zarrpy.metadata.chunk_grid.ChunkGridSpec.nominal_chunk_shape`
+    (set from it): the chunk shape of ``zarrs.regular_bounded``, the largest
+    edges of ``rectilinear``. :attr:`grid` is the grid itself.
+    """
 
     shape: tuple[int, ...]
     data_type: DataType
@@ -145,12 +138,20 @@ class ArrayMetadataV3:
     attributes: dict[str, Any] = field(default_factory=dict)
     dimension_names: tuple[str | None, ...] | None = None
     extra: dict[str, Any] = field(default_factory=dict)
+    chunk_grid: ChunkGridSpec | None = None
 
     zarr_format = 3
     node_type = "array"
 
     def __post_init__(self) -> None:
         check_shape(self.shape, "shape")
+        if self.chunk_grid is not None:
+            if self.chunk_grid.is_regular_json:
+                object.__setattr__(self, "chunk_shape", tuple(self.chunk_grid.chunk_shapes))
+                object.__setattr__(self, "chunk_grid", None)
+            else:
+                self.chunk_grid.check(self.shape)
+                object.__setattr__(self, "chunk_shape", self.chunk_grid.nominal_chunk_shape)
         check_shape(self.chunk_shape, "chunk_grid.chunk_shape")
         if len(self.chunk_shape) != len(self.shape):
             raise MetadataError(
@@ -165,6 +166,24 @@ class ArrayMetadataV3:
     def ndim(self) -> int:
         """Number of dimensions."""
         return len(self.shape)
+
+    @property
+    def grid_spec(self) -> ChunkGridSpec:
+        """The ``chunk_grid`` member as a value (``regular`` included)."""
+        return self.chunk_grid if self.chunk_grid is not None else ChunkGridSpec.regular(self.chunk_shape)
+
+    @property
+    def grid(self) -> ChunkGrid:
+        """The chunk grid over :attr:`shape` (see :mod:`zarrpy.core.chunk_grid`)."""
+        if self.chunk_grid is None:
+            return ChunkGrid.regular(self.shape, self.chunk_shape)
+        return self.chunk_grid.bind(self.shape)
+
+    def resized(self, shape: tuple[int, ...]) -> ArrayMetadataV3:
+        """A copy for the array resized to ``shape``, its grid resized as
+        zarr-python resizes one (see :meth:`ChunkGridSpec.resized`)."""
+        grid = None if self.chunk_grid is None else self.chunk_grid.resized(shape)
+        return replace(self, shape=shape, chunk_grid=grid)
 
     @classmethod
     def from_json(cls, doc: dict[str, Any]) -> ArrayMetadataV3:
@@ -191,10 +210,12 @@ class ArrayMetadataV3:
             if not isinstance(dim_names, list) or not all(n is None or isinstance(n, str) for n in dim_names):
                 raise MetadataError(f"dimension_names: expected a list of strings or null, got {dim_names!r}")
             dim_names = tuple(dim_names)
+        grid = ChunkGridSpec.from_json(doc["chunk_grid"], shape)
         return cls(
             shape=shape,
             data_type=data_type,
-            chunk_shape=_parse_chunk_grid(doc["chunk_grid"], len(shape)),
+            chunk_shape=grid.nominal_chunk_shape,
+            chunk_grid=None if grid.is_regular_json else grid,
             fill_value=data_type.fill_from_json(doc["fill_value"]),
             codecs=_parse_codecs(doc["codecs"]),
             chunk_key_encoding=ChunkKeyEncodingSpec.from_json(doc["chunk_key_encoding"]),
@@ -208,7 +229,7 @@ class ArrayMetadataV3:
         doc: dict[str, Any] = {
             "shape": list(self.shape),
             "data_type": self.data_type.to_json(),
-            "chunk_grid": {"name": "regular", "configuration": {"chunk_shape": list(self.chunk_shape)}},
+            "chunk_grid": self.grid_spec.to_json(),
             "chunk_key_encoding": self.chunk_key_encoding.to_json(),
             "fill_value": self.data_type.fill_to_json(self.fill_value),
             "codecs": [dict(c) for c in self.codecs],

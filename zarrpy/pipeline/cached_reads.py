@@ -32,7 +32,7 @@ from .scatter import Projection, put
 def cache_prefix(keys: ChunkKeys) -> tuple[Any, ...]:
     """The node's part of its chunks' cache keys: store, path, shape and
     unit shape (see the module docstring)."""
-    return (keys.store.identity, keys.path, keys.shape, keys.chunk_shape)
+    return (keys.store.identity, keys.path, keys.shape, keys.unit_grid)
 
 
 class CachedChunks:
@@ -51,10 +51,10 @@ class CachedChunks:
         ``out``; the missing ones are loaded in batches of whole stored
         chunks (one index read per shard) and kept. On a store where a
         request is a round trip, all of them are loaded at once first."""
-        per = self.keys.units_per_chunk
+        outer_of = self.keys.outer_of
         by_outer: dict[ChunkCoords, dict[ChunkCoords, list[Projection]]] = {}
         for proj in projections:
-            outer = tuple([c // p for c, p in zip(proj.chunk_coords, per)])
+            outer = outer_of(proj.chunk_coords)
             by_outer.setdefault(outer, {}).setdefault(proj.chunk_coords, []).append(proj)
 
         loaded: dict[ChunkCoords, Any] = {}
@@ -93,12 +93,7 @@ class CachedChunks:
 
     def forget(self, coords: Iterable[ChunkCoords]) -> None:
         """Drop the cached units of the stored chunks at ``coords``."""
-        per = self.keys.units_per_chunk
-        keys = []
-        for outer in coords:
-            first = tuple(o * p for o, p in zip(outer, per))
-            for offset in np.ndindex(per):
-                keys.append(self._key(tuple(f + i for f, i in zip(first, offset))))
+        keys = [self._key(unit) for outer in coords for unit in self.keys.units_of(outer)]
         self.cache.discard(keys)
 
     def forget_all(self) -> None:

@@ -44,12 +44,14 @@ from ..codecs.merge import ChunkWrite
 from ..codecs.partial import ArrayPartialDecoder, DecodeOptions, reads_partially
 from ..core._typing import BytesLike, ChunkCoords, Shape
 from ..core.batches import even_runs
-from ..core.chunk_grid import RegularChunkGrid
+from ..core.chunk_grid import ChunkGrid
+from ..core.paths import join_key
 from ..core.chunk_spec import ChunkSpec
 from ..core.limits import check_chunk_nbytes
 from ..core.indexing import ChunkProjection, OrthogonalIndexer, whole_chunk_box
 from ..core.point_indexing import PointIndexer
 from ..errors import CodecError, MetadataError, OutTypeError, SelectionError, UnknownCodecError, at_key
+from ..metadata.chunk_key_encoding import decode_chunk_key
 from ..metadata.v3 import ArrayMetadataV3
 from ..stores.abc import Store
 from .cache_hook import ChunkCache
@@ -120,16 +122,27 @@ class ChunkIO(ChunkKeys):
         except UnknownCodecError as exc:
             raise UnknownCodecError(f"{where}: {exc}") from None
         self.spec = ChunkSpec(metadata.chunk_shape, metadata.data_type, metadata.fill_value)
+        """The chunk spec of the grid's nominal chunk shape (the one chunk shape
+        of a regular grid); :meth:`spec_at` gives each chunk's own."""
         self.bound: BoundChain = self.chain.bind(self.spec)
+        """The chain bound to :attr:`spec`; :meth:`bound_at` gives each chunk's own."""
         chain = self.chain
         plain = not chain.array_to_array and not chain.bytes_to_bytes
         self.inner = chain.array_to_bytes.inner_chunks() if plain else None
         """The chunks stored independently inside each stored chunk (a
         shard's inner chunks), or None."""
-        super().__init__(store, path, metadata, self.inner.shape if self.inner is not None else metadata.chunk_shape)
+        super().__init__(store, path, metadata, ChunkGrid.regular(metadata.shape, self.inner.shape)
+                         if self.inner is not None else None)
+        grid = self.grid
+        self._uniform_shape = grid.uniform_chunk_shape
+        """The one shape every stored chunk has (a regular grid), else None."""
+        self._bounds: dict[Shape, BoundChain] = {metadata.chunk_shape: self.bound}
         try:
+            if self.inner is not None:
+                _check_shard_edges(grid, self.inner.shape)
             check_chunk_nbytes(
-                self.chunk_shape, None if metadata.data_type.is_variable else metadata.data_type.numpy.itemsize,
+                self.inner.shape if self.inner is not None else self._uniform_shape or grid.max_chunk_shape,
+                None if metadata.data_type.is_variable else metadata.data_type.numpy.itemsize,
                 "codecs: sharding_indexed chunk_shape" if self.inner is not None else "chunk_grid.chunk_shape",
             )
         except MetadataError as exc:
@@ -141,15 +154,47 @@ class ChunkIO(ChunkKeys):
         """Reads through the cache, when one is given (see :mod:`.cached_reads`)."""
         self._indexes = IndexCache(cache, cache_prefix(self))
         """Checked shard indexes with the version of their shard (see :mod:`.shard_reads`)."""
-        self._shard_reads = ShardReads(store, self.bound, self._options, self._indexes) if self.inner else None
+        self._shard_reads = ShardReads(store, self.bound_for_key, self._options, self._indexes) if self.inner else None
         """Plans partial reads of shards in two batches (a plain chain whose
         array-to-bytes codec is sharding; other chains read shard by shard)."""
 
     @property
-    def read_chunk_shape(self) -> Shape:
+    def read_grid(self) -> ChunkGrid:
         """The chunk grid read indexers use: the cache's unit (inner chunks
         of a shard) when reads go through a cache, else the stored chunks."""
-        return self.chunk_shape if self.cache is not None else self.grid.chunk_shape
+        return self.unit_grid if self.cache is not None else self.grid
+
+    # -- each stored chunk's shape ---------------------------------------
+    def spec_at(self, coords: ChunkCoords) -> ChunkSpec:
+        """The chunk spec of the stored chunk at ``coords`` (its own shape:
+        the edge chunks of ``zarrs.regular_bounded``, each chunk of a
+        ``rectilinear`` grid)."""
+        return self.bound_at(coords).spec
+
+    def bound_at(self, coords: ChunkCoords) -> BoundChain:
+        """The chain bound to the stored chunk at ``coords``: :attr:`bound`
+        on a regular grid; otherwise bound once per distinct chunk shape."""
+        if self._uniform_shape is not None:
+            return self.bound
+        shape = self.grid.chunk_shape_at(coords)
+        bound = self._bounds.get(shape)
+        if bound is None:
+            if len(self._bounds) >= _MAX_BOUND_SHAPES:
+                self._bounds = {self.spec.shape: self.bound}
+            try:
+                bound = self.chain.bind(ChunkSpec(shape, self.spec.dtype, self.spec.fill_value))
+            except CodecError as exc:
+                raise at_key(exc, self.key(coords)) from exc
+            self._bounds[shape] = bound
+        return bound
+
+    def bound_for_key(self, key: str) -> BoundChain:
+        """:meth:`bound_at` the stored chunk under ``key`` (a key of this array)."""
+        if self._uniform_shape is not None:
+            return self.bound
+        coords = decode_chunk_key(self.metadata.chunk_key_encoding, key[len(join_key(self.path, "")):], len(self.shape))
+        assert coords is not None, key
+        return self.bound_at(coords)
 
     # -- what reads keep: decoded chunks, shard indexes -------------
     def forget(self, coords: Iterable[ChunkCoords]) -> None:
@@ -170,14 +215,13 @@ class ChunkIO(ChunkKeys):
     def indexer(self, selection: Any, *, max_arrays: int | None = None) -> OrthogonalIndexer:
         """An orthogonal indexer of ``selection`` over the stored chunk grid
         (``max_arrays``: how many dimensions may take index arrays)."""
-        return OrthogonalIndexer(selection, self.shape, self.grid.chunk_shape, max_arrays=max_arrays)
+        return OrthogonalIndexer(selection, self.shape, self.grid, max_arrays=max_arrays)
 
     def point_indexer(self, selection: Any, *, write: bool = False) -> PointIndexer:
         """A pointwise (numpy advanced) selection, grouped by the read unit
         (inner chunks of a shard), so partial reads stay inside them; a
         write's projections address stored chunks, a cached read's the unit."""
-        chunks = self.grid.chunk_shape if write else self.read_chunk_shape
-        return PointIndexer(selection, self.shape, chunks, self.chunk_shape)
+        return PointIndexer(selection, self.shape, self.grid if write else self.read_grid, self.unit_grid)
 
     def read(self, indexer: Indexer, out: np.ndarray | None = None) -> Any:
         """The selection ``indexer`` describes, as numpy (a scalar for an
@@ -247,12 +291,12 @@ class ChunkIO(ChunkKeys):
         def read_batch(batch: list[tuple[str, list[Projection]]]) -> None:
             in_part = [self._reads_partially(group) for _, group in batch]
             whole = [item for item, part in zip(batch, in_part) if not part]
-            # One scratch decoder for the batch: its buffer is taken once, by
-            # the first chunk that is not decoded straight into ``out``.
-            with self.bound.scratch_decoder(like=out) as decode:  # local files: each read into scratch, decoded, copied out
+            # One scratch decoder for the batch (per chunk shape): its buffer is
+            # taken once, by the first chunk that is not decoded straight into ``out``.
+            with _ScratchDecoders(out) as decoders:  # local files: each read into scratch, decoded, copied out
                 for key, group in whole:
                     with self.store.get_scratch(key) as data:
-                        self._scatter_whole(out, key, group, data, decode)
+                        self._scatter_whole(out, key, group, data, decoders)
             for (key, group), part in zip(batch, in_part):
                 if part:
                     self._scatter_part(out, key, group)
@@ -275,12 +319,12 @@ class ChunkIO(ChunkKeys):
         part = [item for item, part in zip(items, in_part) if part]
 
         def decode_batch(batch: list[_Task]) -> None:
-            with self.bound.scratch_decoder(like=out) as decode:
+            with _ScratchDecoders(out) as decoders:
                 for key, group, value in batch:
                     if value is _PART:
                         self._scatter_part(out, key, group)
                     else:
-                        self._scatter_whole(out, key, group, value, decode)
+                        self._scatter_whole(out, key, group, value, decoders)
 
         def decode_all(tasks: list[_Task]) -> None:
             if (self._small_read(len(tasks)) and not part) or (self.inner is not None and len(tasks) < max_workers()):
@@ -326,7 +370,7 @@ class ChunkIO(ChunkKeys):
         them itself, since waking pool threads and waiting for them costs
         more than decoding that little (a small array's whole read)."""
         itemsize = None if self.form.data_type.is_variable else self.form.dtype.itemsize
-        return itemsize is not None and nchunks * math.prod(self.grid.chunk_shape) * itemsize <= INLINE_READ_NBYTES
+        return itemsize is not None and nchunks * math.prod(self.spec.shape) * itemsize <= INLINE_READ_NBYTES
 
     def _reads_partially(self, group: list[Projection]) -> bool:
         """Read only part of this chunk? Not when it is wanted whole, nor when
@@ -337,13 +381,14 @@ class ChunkIO(ChunkKeys):
         whole unless it holds chunks, others when at most half is wanted."""
         if any([p.is_complete for p in group]):
             return False
-        stored = self.bound.encoded_size
+        bound = self.bound_at(group[0].chunk_coords)
+        stored = bound.encoded_size
         if stored is not None and stored <= self.store.whole_read_nbytes:
             return False  # cheaper whole on this store
         wanted = sum(math.prod(p.chunk_block_shape) for p in group)
         indexed = self.inner is not None
         return reads_partially(
-            self.bound.capabilities, wanted, math.prod(self.grid.chunk_shape), holds_chunks=self.bound.holds_chunks,
+            bound.capabilities, wanted, bound.spec.size, holds_chunks=bound.holds_chunks,
             indexed=indexed, every_part_whole=indexed and self._needs_every_inner_chunk(group))
 
     def _needs_every_inner_chunk(self, group: list[Projection]) -> bool:
@@ -369,19 +414,21 @@ class ChunkIO(ChunkKeys):
 
     def _scatter_whole(
         self, out: np.ndarray, key: str, group: list[Projection], data: Any,
-        decode: Callable[[BytesLike], np.ndarray | None] | None,
+        decoders: _ScratchDecoders | None = None,
     ) -> None:
         """Scatter one stored chunk (``data``; None: missing) into ``out``:
         straight into its box when it takes the whole chunk, else through
-        ``decode`` (a :meth:`BoundChain.scratch_decoder`'s, or None), else
-        the chain's usual decoding."""
+        the scratch decoder ``decoders`` has for its chain (see
+        :meth:`BoundChain.scratch_decoder`), else the chain's usual decoding."""
         if data is None:
             for proj in group:
                 _put_fill(out, proj, self.form)
             return
+        bound = self.bound_at(group[0].chunk_coords)
+        decode = None if decoders is None else decoders.get(bound)
         try:
             dest = self._whole_dest(out, group[0]) if len(group) == 1 else None
-            if dest is not None and self.bound.decode_into(data, dest, self._options):
+            if dest is not None and bound.decode_into(data, dest, self._options):
                 return
             if decode is not None and self.form.reads_into_buffers:  # decompress into scratch, view, copy out
                 chunk = decode(data)
@@ -389,7 +436,7 @@ class ChunkIO(ChunkKeys):
                     for proj in group:
                         _put(out, proj, chunk[(*proj.chunk_selection, Ellipsis)])
                     return
-            with self.bound.decoded(data) as decoded:
+            with bound.decoded(data) as decoded:
                 chunk = self.form.to_numpy(decoded)
                 for proj in group:
                     _put(out, proj, chunk[(*proj.chunk_selection, Ellipsis)])
@@ -401,11 +448,13 @@ class ChunkIO(ChunkKeys):
         can be decoded straight into it (:meth:`BoundChain.decode_into`); else None."""
         if not self.form.reads_into_buffers:
             return None
-        return whole_chunk_box(out, proj, self.grid.chunk_shape)
+        shape = self._uniform_shape or self.grid.chunk_shape_at(proj.chunk_coords)
+        return whole_chunk_box(out, proj, shape)
 
     def _scatter_part(self, out: np.ndarray, key: str, group: list[Projection]) -> None:
         with self.store.open_reader(key) as reader:
-            self._scatter_decoded_part(out, key, group, self.bound.partial_decoder(reader, self._options))
+            bound = self.bound_at(group[0].chunk_coords)
+            self._scatter_decoded_part(out, key, group, bound.partial_decoder(reader, self._options))
 
     def _scatter_decoded_part(
         self, out: np.ndarray, key: str, group: list[Projection], decoder: ArrayPartialDecoder
@@ -462,7 +511,7 @@ class ChunkIO(ChunkKeys):
     def decode_key(self, key: str, data: bytes) -> np.ndarray:
         """The stored chunk ``key`` holding ``data``, decoded, as numpy elements."""
         try:
-            return self.form.to_numpy(self.bound.decode(data))
+            return self.form.to_numpy(self.bound_for_key(key).decode(data))
         except CodecError as exc:
             raise at_key(exc, key) from exc
 
@@ -499,7 +548,7 @@ class ChunkIO(ChunkKeys):
             whole = [] if partial else batch
             values = [fetched[o] for o in whole] if fetched is not None else self._fetch([self.key(o) for o in whole])
             for outer, data in zip(whole, values):
-                chunk = self._fill_chunk() if data is None else self.decode(outer, data)
+                chunk = self._fill_chunk(outer) if data is None else self.decode(outer, data)
                 for m in groups[outer]:
                     region: tuple[slice | EllipsisType, ...] = (*m.selection, Ellipsis)
                     results[m.position] = np.array(chunk[region])
@@ -513,7 +562,7 @@ class ChunkIO(ChunkKeys):
                         parts = decoders[key].decode_selections([m.selection for m in members])
                     else:
                         with self.store.open_reader(key) as reader:
-                            decoder = self.bound.partial_decoder(reader, self._options)
+                            decoder = self.bound_at(outer).partial_decoder(reader, self._options)
                             parts = decoder.decode_selections([m.selection for m in members])
                     for m, part in zip(members, parts):
                         results[m.position] = (
@@ -547,8 +596,8 @@ class ChunkIO(ChunkKeys):
                 blocks.append(BlockWrite(proj, items[m.position].data))
         self.write(blocks)
 
-    def _fill_chunk(self) -> np.ndarray:
-        return self.form.to_numpy(fill_chunk(self.spec))
+    def _fill_chunk(self, coords: ChunkCoords) -> np.ndarray:
+        return self.form.to_numpy(fill_chunk(self.spec_at(coords)))
 
     def _fill_region(self, shape: Shape) -> np.ndarray:
         fill = self.form.fill_block(shape)
@@ -608,7 +657,7 @@ class ChunkIO(ChunkKeys):
 
     def _update(self, key: str, old: bytes | None, writes: Sequence[ChunkWrite]) -> bytes | None:
         try:
-            return self.bound.update(old, writes, keep_fill=self.write_empty_chunks)
+            return self.bound_for_key(key).update(old, writes, keep_fill=self.write_empty_chunks)
         except CodecError as exc:
             raise at_key(exc, key) from exc
 
@@ -641,9 +690,10 @@ class ChunkIO(ChunkKeys):
         else:
             write_all(self.store, encoded)
 
-    def _empty_value(self) -> bytes:
-        """The stored chunk that holds only the fill value (a shard: no inner chunk)."""
-        return self.bound.encode(fill_chunk(self.spec))
+    def _empty_value(self, key: str) -> bytes:
+        """The stored chunk ``key`` holding only the fill value (a shard: no inner chunk)."""
+        bound = self.bound_for_key(key)
+        return bound.encode(fill_chunk(bound.spec))
 
     def remove(self, key: str) -> None:
         """Delete a stored chunk that holds only the fill value. A store that
@@ -652,7 +702,7 @@ class ChunkIO(ChunkKeys):
         if self.store.supports_deletes:
             self.store.delete(key)
         elif self.store.exists(key):
-            self.store.set(key, self.bound.encode(fill_chunk(self.spec)))
+            self.store.set(key, self._empty_value(key))
 
     @contextmanager
     def _locked(self, keys: Sequence[str], *, across_processes: bool = True) -> Iterator[None]:
@@ -675,20 +725,29 @@ class ChunkIO(ChunkKeys):
 
     # -- shape changes -------------------------------------------------
     def trim(self, new_shape: Shape) -> None:
-        """Make the store fit ``new_shape``: chunks wholly outside it are
-        deleted; chunks it cuts get the fill value past the new edge (so
-        growing again later shows fill, never stale data)."""
+        """:meth:`fit` for the array resized to ``new_shape``."""
+        self.fit(self.metadata.resized(new_shape))
+
+    def fit(self, new: ArrayMetadataV3) -> None:
+        """Make the store fit the array's new metadata ``new`` (its shape
+        changed): chunks wholly outside it are deleted; chunks it cuts get the
+        fill value past the new edge (so growing again later shows fill,
+        never stale data); a chunk whose stored shape changes (the edge
+        chunks of ``zarrs.regular_bounded``) is stored again at its new
+        shape, the part outside the array as fill."""
         self.forget_all()
-        new_grid = RegularChunkGrid(new_shape, self.grid.chunk_shape)
-        chunk = self.grid.chunk_shape
+        new_grid = new.grid
         for key, coords in self.stored_keys():
             if not new_grid.contains(coords):
                 self.remove(key)
                 continue
-            keep = tuple(
-                max(0, min(c, n - i * c)) for i, c, n in zip(coords, chunk, new_shape)
-            )
-            old_extent = tuple(min(c, o - i * c) for i, c, o in zip(coords, chunk, self.shape))
+            keep = new_grid.data_shape_at(coords)
+            old_extent = self.grid.data_shape_at(coords)
+            chunk = self.grid.chunk_shape_at(coords)
+            if new_grid.chunk_shape_at(coords) != chunk:
+                self._store_reshaped(key, coords, new_grid.chunk_shape_at(coords), keep)
+                continue
+            keep = tuple(max(0, k) for k in keep)
             if all(k >= e for k, e in zip(keep, old_extent)):
                 continue
             writes = [
@@ -696,6 +755,70 @@ class ChunkIO(ChunkKeys):
                 for sel in _outside(keep, chunk)
             ]
             self._apply([], [key], lambda _: writes)
+
+    def _store_reshaped(self, key: str, coords: ChunkCoords, shape: Shape, keep: Shape) -> None:
+        """Store the chunk ``key`` again at ``shape``: its first ``keep``
+        elements along each dimension as they are, the rest fill."""
+        bound = self.chain.bind(ChunkSpec(shape, self.spec.dtype, self.spec.fill_value))
+        with self._locked([key]):
+            old = self._fetch([key])[0]
+            if old is None:
+                return
+            held = tuple(min(k, n) for k, n in zip(keep, self.grid.data_shape_at(coords)))
+            part = self.decode_key(key, old)[tuple(slice(0, n) for n in held)]
+            write = ChunkWrite(tuple(slice(0, n) for n in held), self.form.to_array_bytes(np.ascontiguousarray(part)))
+            try:
+                value = bound.update(None, [write], keep_fill=self.write_empty_chunks)
+            except CodecError as exc:
+                raise at_key(exc, key) from exc
+            if value is None:
+                self.remove(key)
+            else:
+                self.store.set(key, value)
+
+
+_MAX_BOUND_SHAPES = 4096
+"""Distinct chunk shapes :meth:`ChunkIO.bound_at` keeps a bound chain for."""
+
+
+class _ScratchDecoders:
+    """The scratch decoders (:meth:`BoundChain.scratch_decoder`) of one batch
+    of reads into ``like``: one per bound chain, i.e. per chunk shape, each
+    entered on first use and left with the batch."""
+
+    __slots__ = ("like", "_open")
+
+    def __init__(self, like: np.ndarray):
+        self.like = like
+        self._open: dict[int, tuple[Any, Callable[[BytesLike], np.ndarray | None] | None]] = {}
+
+    def __enter__(self) -> _ScratchDecoders:
+        return self
+
+    def get(self, bound: BoundChain) -> Callable[[BytesLike], np.ndarray | None] | None:
+        entry = self._open.get(id(bound))
+        if entry is None:
+            decoder = bound.scratch_decoder(like=self.like)
+            entry = self._open[id(bound)] = (decoder, decoder.__enter__())
+        return entry[1]
+
+    def __exit__(self, *exc: object) -> None:
+        for decoder, _ in self._open.values():
+            decoder.__exit__(None, None, None)
+        self._open.clear()
+
+
+def _check_shard_edges(grid: ChunkGrid, inner: Shape) -> None:
+    """MetadataError unless every stored edge length of the shard grid is a
+    multiple of the inner chunk shape (as zarr-python checks a rectilinear
+    shard grid; a ``zarrs.regular_bounded`` edge shard must divide too)."""
+    for axis, (dim, c) in enumerate(zip(grid.dims, inner)):
+        bad = [e for e in dim.codec_sizes() if e % c]
+        if bad:
+            raise MetadataError(
+                f"chunk_grid: shard edge length {bad[0]} along axis {axis} is not a multiple of the "
+                f"sharding_indexed inner chunk length {c}"
+            )
 
 
 def _outside(keep: Shape, shape: Shape) -> list[tuple[slice, ...]]:

@@ -10,11 +10,12 @@ writing layer (:class:`~zarrpy.pipeline.chunk_io.ChunkIO`) builds on it.
 
 from __future__ import annotations
 
+import itertools
 from dataclasses import dataclass
 from typing import Iterable, NamedTuple
 
 from ..core._typing import ChunkCoords, Shape
-from ..core.chunk_grid import RegularChunkGrid
+from ..core.chunk_grid import ChunkGrid
 from ..core.paths import join_key
 from ..errors import SelectionError
 from ..metadata.chunk_key_encoding import decode_chunk_key, encode_chunk_key
@@ -56,16 +57,20 @@ class Member:
 class ChunkKeys:
     """The keys and listing of one array's chunks (see the module docstring).
 
-    ``unit_shape`` is the shape of the read/write unit: a shard's inner
-    chunks when the chunks are plain shards, else the stored chunks'.
+    ``unit_grid`` is the grid of the read/write unit: a shard's inner chunks
+    when the chunks are plain shards (a regular grid over the whole array:
+    every shard's edges are multiples of the inner chunk's), else None for
+    the stored chunks' grid itself.
     """
 
-    def __init__(self, store: Store, path: str, metadata: ArrayMetadataV3, unit_shape: Shape):
+    def __init__(self, store: Store, path: str, metadata: ArrayMetadataV3, unit_grid: ChunkGrid | None = None):
         self.store = store
         self.path = path
         self.metadata = metadata
-        self.grid = RegularChunkGrid(metadata.shape, metadata.chunk_shape)
-        self._unit_shape = unit_shape
+        self.grid: ChunkGrid = metadata.grid
+        """The stored chunks (shards, when sharded)."""
+        self.unit_grid: ChunkGrid = self.grid if unit_grid is None else unit_grid
+        """The read/write unit's chunks: inner chunks of a shard, else :attr:`grid`."""
 
     @property
     def shape(self) -> Shape:
@@ -74,13 +79,26 @@ class ChunkKeys:
 
     @property
     def chunk_shape(self) -> Shape:
-        """Shape of the read/write unit: inner chunks of a shard, else chunks."""
-        return self._unit_shape
+        """Shape of the read/write unit: inner chunks of a shard, else chunks
+        (ValueError when they have no one shape: a rectilinear grid)."""
+        return self.unit_grid.chunk_shape
 
-    @property
-    def units_per_chunk(self) -> Shape:
-        """Read units (inner chunks) per stored chunk, per dimension (all 1 unsharded)."""
-        return tuple(o // u for o, u in zip(self.grid.chunk_shape, self._unit_shape))
+    def outer_of(self, coords: ChunkCoords) -> ChunkCoords:
+        """The stored chunk holding the unit (inner) chunk at ``coords``."""
+        if self.unit_grid is self.grid:
+            return coords
+        return tuple([g.index_to_chunk(u.offset(c)) for c, u, g in zip(coords, self.unit_grid.dims, self.grid.dims)])
+
+    def units_of(self, outer: ChunkCoords) -> list[ChunkCoords]:
+        """The unit (inner) chunks inside the array that the stored chunk at ``outer`` holds."""
+        if self.unit_grid is self.grid:
+            return [outer]
+        ranges = []
+        for c, u, g in zip(outer, self.unit_grid.dims, self.grid.dims):
+            start = g.offset(c)
+            stop = start + g.data_size(c)
+            ranges.append(range(u.index_to_chunk(start), u.index_to_chunk(stop - 1) + 1) if stop > start else range(0))
+        return list(itertools.product(*ranges))
 
     def key(self, coords: ChunkCoords) -> str:
         """The store key of the stored chunk at grid ``coords``."""
@@ -122,21 +140,17 @@ class ChunkKeys:
         """Group (inner) chunk coords by the stored chunk holding them.
 
         Raises SelectionError for coords outside the (inner) chunk grid."""
-        grid = self.grid.grid_shape
-        unit = self._unit_shape
-        inner_grid = tuple(-(-s // c) for s, c in zip(self.shape, unit))
+        units, grid = self.unit_grid, self.grid
         groups: dict[ChunkCoords, list[Member]] = {}
         for i, coords in enumerate(coords_list):
             coords = tuple(int(c) for c in coords)
-            if len(coords) != len(self.shape) or not all(0 <= c < g for c, g in zip(coords, inner_grid)):
-                raise SelectionError(f"chunk {coords} is outside the chunk grid {inner_grid}")
-            outer, sel = [], []
-            for c, cs, ocs, s in zip(coords, unit, self.grid.chunk_shape, self.shape):
-                start, stop = c * cs, min((c + 1) * cs, s)
-                outer.append(start // ocs)
-                sel.append(slice(start - outer[-1] * ocs, stop - outer[-1] * ocs))
-            assert all(o < g for o, g in zip(outer, grid))
-            groups.setdefault(tuple(outer), []).append(Member(i, tuple(sel)))
+            if not units.contains(coords):
+                raise SelectionError(f"chunk {coords} is outside the chunk grid {units.grid_shape}")
+            region = units.chunk_region(coords)
+            outer = self.outer_of(coords)
+            origin = grid.chunk_origin(outer)
+            sel = tuple([slice(r.start - o, r.stop - o) for r, o in zip(region, origin)])
+            groups.setdefault(outer, []).append(Member(i, sel))
         return groups
 
 

@@ -61,13 +61,13 @@ def _count(n: int) -> None:
 
 
 def update_conditionally(
-    store: Store, keys: Sequence[str], merge: Merge, empty: Callable[[], bytes],
+    store: Store, keys: Sequence[str], merge: Merge, empty: Callable[[str], bytes],
     *, first: Sequence[tuple[str, bytes | None]] = (),
 ) -> None:
     """Update the objects under ``keys`` through ``merge``, each written only
     if unchanged since it was read, re-read and re-merged on conflict.
 
-    ``empty`` gives the stored form of "nothing but fill" for stores that
+    ``empty(key)`` gives the stored form of "nothing but fill" for stores that
     cannot delete conditionally (an all-fill chunk, or a shard with no inner
     chunk): written in place of a delete, it keeps the version check.
     ``first`` are unconditional writes (None: delete) sent in the same round
@@ -82,7 +82,7 @@ def update_conditionally(
 
 
 def _update_batch(
-    store: Store, keys: list[str], merge: Merge, empty: Callable[[], bytes], also: list[tuple[str, bytes | None]]
+    store: Store, keys: list[str], merge: Merge, empty: Callable[[str], bytes], also: list[tuple[str, bytes | None]]
 ) -> None:
     pending = keys
     for attempt in range(MAX_ATTEMPTS):
@@ -98,7 +98,7 @@ def _update_batch(
             elif value is None and version is ABSENT:
                 continue  # all fill, and nothing stored: nothing to do
             elif value is None and not store.supports_conditional_deletes:
-                conditional.append(ConditionalWrite(key, empty(), version))
+                conditional.append(ConditionalWrite(key, empty(key), version))
             else:
                 conditional.append(ConditionalWrite(key, value, version))
         done = _send(store, also + unversioned, conditional)

@@ -132,8 +132,11 @@ class ShardReads:
     """Stage 1 (indexes) and stage 2 (inner-chunk ranges) of the partial
     shard reads of one operation (see the module docstring)."""
 
-    def __init__(self, store: Store, bound: BoundChain, options: DecodeOptions, indexes: IndexCache):
-        self.store, self.bound, self.options, self.indexes = store, bound, options, indexes
+    def __init__(self, store: Store, bound_for_key: Callable[[str], BoundChain], options: DecodeOptions,
+                 indexes: IndexCache):
+        """``bound_for_key(key)``: the chain bound to the shard under ``key``
+        (shards of one array may differ in shape: a rectilinear shard grid)."""
+        self.store, self.bound_for_key, self.options, self.indexes = store, bound_for_key, options, indexes
 
     def read(
         self, wanted: Sequence[tuple[str, list[ChunkSelection]]], ready: Callable[[str, IndexedDecoder], None],
@@ -181,7 +184,7 @@ class ShardReads:
 
     def _plan(self, key: str, selections: list[ChunkSelection]) -> _Plan:
         reader = PrefetchedReader(0, self.store.reader(key))
-        decoder = self.bound.partial_decoder(reader, self.options)
+        decoder = self.bound_for_key(key).partial_decoder(reader, self.options)
         assert isinstance(decoder, IndexedDecoder)  # ChunkIO plans shards of plain chains only
         return _Plan(key, selections, decoder, reader)
 

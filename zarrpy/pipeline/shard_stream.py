@@ -70,7 +70,8 @@ def streams(io: ChunkIO) -> bool:
 
 
 def shard_nbytes(io: ChunkIO) -> int:
-    """Decoded bytes of one whole shard of ``io``'s array (itemsize-based)."""
+    """Decoded bytes of one whole shard of ``io``'s array (itemsize-based;
+    the largest, for a shard grid of several shapes)."""
     return math.prod(io.spec.shape) * max(io.form.dtype.itemsize, 1)
 
 
@@ -153,11 +154,10 @@ def write_shard(io: ChunkIO, coords: ChunkCoords, read: Callable[[Region], Any],
         raise ValueError(f"array {io.path or '/'!r}: its codecs are not one {NAME!r} codec: shards cannot stream")
     if not io.grid.contains(tuple(coords)):
         raise SelectionError(f"shard {tuple(coords)} is outside the grid {io.grid.grid_shape} of array {io.path or '/'!r}")
-    layout = codec.layout(io.spec)
+    layout = codec.layout(io.spec_at(tuple(coords)))
     key = io.key(coords)
-    shard_shape = io.spec.shape
     inner_shape = layout.inner_spec.shape
-    origin = tuple(c * s for c, s in zip(coords, shard_shape))
+    origin = io.grid.chunk_origin(tuple(coords))
     region = io.grid.chunk_region(coords)
     per_run = _per_run(layout.chunk_size * max(io.form.dtype.itemsize, 1), run_nbytes)
     writer: ObjectWriter | None = None
