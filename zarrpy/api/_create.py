@@ -33,6 +33,8 @@ from ..core.dtypes.struct import has_multi_byte_fields, is_struct, pack_struct, 
 from ..errors import CodecError, MetadataError, NodeExistsError
 from ..metadata._parse import parse_json_document, parse_shape
 from ..metadata.v2 import ArrayMetadataV2, GroupMetadataV2
+from ..core.chunk_grid import REGULAR
+from ..metadata.chunk_grid import ChunkGridSpec, expand_run_lengths
 from ..metadata.v3 import ArrayMetadataV3, ChunkKeyEncodingSpec, GroupMetadataV3
 from ..stores.abc import Store
 
@@ -74,21 +76,25 @@ def build_array_metadata(
         raise MetadataError(f"data_type: {data_type.name!r} has no Zarr V2 form (zarrs writes it in V3 only)")
     if zarr_format == 2 and is_struct(data_type.numpy) and data_type.family.endian_lane(data_type) is None:
         data_type = DataType(data_type.name, pack_struct(np.dtype(dtype), None), False, data_type.family)
-    chunk_shape = _normalize_chunks(chunks, shape, data_type)
+    grid = normalize_chunks(chunks, shape, data_type)
+    chunk_shape = grid.nominal_chunk_shape
     fill = data_type.coerce_fill(fill_value)
     codecs = _build_codecs(filters, serializer, compressors, data_type, _byte_order(dtype), zarr_format)
     if shards is not None:
         # As zarr-python: the grid is of shards; the codecs go inside the
         # sharding codec, whose inner chunks have the `chunks` shape.
+        if grid.name != REGULAR:
+            raise MetadataError(f"chunks: the inner chunks of a sharded array have one shape (the sharding codec's "
+                                f"chunk_shape), not a {grid.name!r} grid; give the irregular edges as shards=")
         index_location = shards.get("index_location", "end") if isinstance(shards, dict) else "end"
-        shard_shape = _normalize_shards(shards, chunk_shape)
+        grid = _normalize_shards(shards, chunk_shape, shape)
         codecs = [codec_from_json({"name": "sharding_indexed", "configuration": {
             "chunk_shape": list(chunk_shape),
             "codecs": CodecChain(codecs).evolve(ChunkSpec(chunk_shape, data_type, fill)).to_json(),
             "index_codecs": [{"name": "bytes", "configuration": {"endian": "little"}}, {"name": "crc32c"}],
             "index_location": index_location,
         }})]
-        chunk_shape = shard_shape
+        chunk_shape = grid.nominal_chunk_shape
     spec = ChunkSpec(chunk_shape, data_type, fill)
     codecs = list(CodecChain(codecs).evolve(spec).codecs)
     CodecChain(codecs).bind(spec)  # validates order and data-type support now, not at first write
@@ -96,6 +102,7 @@ def build_array_metadata(
         shape=shape,
         data_type=data_type,
         chunk_shape=chunk_shape,
+        chunk_grid=None if grid.name == REGULAR else grid,
         fill_value=fill,
         codecs=tuple(c.to_json() for c in codecs),
         chunk_key_encoding=_parse_key_encoding(chunk_key_encoding),
@@ -168,9 +175,22 @@ def user_shape(shape: Any) -> tuple[int, ...]:
         raise MetadataError(f"shape: expected an integer or a sequence of integers, got {shape!r}") from None
 
 
-def _normalize_chunks(chunks: Any, shape: tuple[int, ...], dtype: DataType) -> tuple[int, ...]:
+def normalize_chunks(chunks: Any, shape: tuple[int, ...], dtype: DataType) -> ChunkGridSpec:
+    """The chunk grid ``chunks=`` asks for (see :data:`~zarrpy.typing.ChunksLike`):
+    a chunk shape (an int for every dimension; -1 or None: the whole
+    length) or "auto"/None give a ``regular`` grid; a list per dimension of
+    its chunks' edge lengths (summing to its length; ``[value, count]``
+    for ``count`` edges of ``value``) a ``rectilinear`` one, as zarr-python
+    takes ``chunks=[[3, 3, 4], [2, 2, 2]]`` (a dimension may stay one
+    integer: ``[[3, 3, 4], 2]``); a ``chunk_grid`` JSON object (``{"name":
+    "zarrs.regular_bounded", "configuration": {"chunk_shape": [4, 4]}}``)
+    is taken as it is."""
     if chunks is None or (isinstance(chunks, str) and chunks == "auto"):
-        return _auto_chunks(shape, max(dtype.itemsize, 1))
+        return ChunkGridSpec.regular(_auto_chunks(shape, max(dtype.itemsize, 1)))
+    if isinstance(chunks, Mapping):
+        spec = ChunkGridSpec.from_json(dict(chunks), shape)
+        spec.check(shape)
+        return spec
     if isinstance(chunks, (bool, np.bool_)):
         raise MetadataError(f"chunks: expected a shape, an integer or 'auto', got {chunks!r}")
     if isinstance(chunks, (int, np.integer)):
@@ -178,6 +198,8 @@ def _normalize_chunks(chunks: Any, shape: tuple[int, ...], dtype: DataType) -> t
     chunks = tuple(chunks)
     if len(chunks) != len(shape):
         raise MetadataError(f"chunks: {chunks} has {len(chunks)} dimensions, shape {shape} has {len(shape)}")
+    if any(_is_edge_list(c) for c in chunks):
+        return _rectilinear("chunks", chunks, shape)
     out = []
     for c, s in zip(chunks, shape):
         if c is None or c == -1:
@@ -185,7 +207,43 @@ def _normalize_chunks(chunks: Any, shape: tuple[int, ...], dtype: DataType) -> t
         if isinstance(c, bool) or not isinstance(c, (int, np.integer)) or c < 1:
             raise MetadataError(f"chunks: expected positive integers, got {chunks}")
         out.append(int(c))
-    return tuple(out)
+    return ChunkGridSpec.regular(out)
+
+
+def _is_edge_list(item: Any) -> bool:
+    """Is ``item`` (one dimension of ``chunks=``) a list of edge lengths?"""
+    return isinstance(item, (list, tuple, np.ndarray))
+
+
+def _rectilinear(what: str, dims: Sequence[Any], shape: tuple[int, ...], unit: Sequence[int] | None = None
+                 ) -> ChunkGridSpec:
+    """A ``rectilinear`` grid from per-dimension edge lists (or one edge
+    length) given as ``what=``; the edges of a dimension sum to its length
+    exactly (any edges for a length of 0), each a multiple of ``unit``'s."""
+    out: list[int | tuple[int, ...]] = []
+    for axis, (item, n) in enumerate(zip(dims, shape)):
+        field = f"{what}[{axis}]"
+        if _is_edge_list(item):
+            items = [i.tolist() if isinstance(i, np.ndarray) else list(i) if isinstance(i, tuple) else i
+                     for i in (item.tolist() if isinstance(item, np.ndarray) else item)]
+            items = [int(i) if isinstance(i, np.integer) else i for i in items]
+            edges = expand_run_lengths(items, field)
+            if n and sum(edges) != n:
+                raise MetadataError(f"{field}: the edge lengths {list(edges)} sum to {sum(edges)}, "
+                                    f"not to the array's length {n}")
+            out.append(edges)
+        elif isinstance(item, (int, np.integer)) and not isinstance(item, (bool, np.bool_)) and item >= 1:
+            out.append(int(item))
+        else:
+            raise MetadataError(f"{field}: expected a positive edge length or a list of them, got {item!r}")
+        if unit is not None:
+            c = unit[axis]
+            bad = [e for e in ((out[-1],) if isinstance(out[-1], int) else out[-1]) if e % c]
+            if bad:
+                raise MetadataError(f"{field}: shard edge length {bad[0]} is not a multiple of the chunk length {c}")
+    spec = ChunkGridSpec.rectilinear(out)
+    spec.check(shape)
+    return spec
 
 
 def _byte_order(dtype: Any) -> str:
@@ -200,8 +258,11 @@ def _byte_order(dtype: Any) -> str:
         return "little"
 
 
-def _normalize_shards(shards: Any, chunk_shape: tuple[int, ...]) -> tuple[int, ...]:
-    """Shard shape: positive multiples of the chunk shape, dimension by dimension."""
+def _normalize_shards(shards: Any, chunk_shape: tuple[int, ...], shape: tuple[int, ...]) -> ChunkGridSpec:
+    """The shard grid: a shard shape of positive multiples of the chunk shape,
+    or (``rectilinear`` shards, as zarr-python takes them) per dimension a
+    list of shard edge lengths, each a multiple of the chunk length there,
+    summing to the array's length."""
     if isinstance(shards, (int, np.integer)):
         shards = (int(shards),) * len(chunk_shape)
     if isinstance(shards, dict):  # zarr-python's {"shape": ...} form
@@ -209,10 +270,12 @@ def _normalize_shards(shards: Any, chunk_shape: tuple[int, ...]) -> tuple[int, .
     shards = tuple(shards)
     if len(shards) != len(chunk_shape):
         raise MetadataError(f"shards: {shards} has {len(shards)} dimensions, chunks {chunk_shape} has {len(chunk_shape)}")
+    if any(_is_edge_list(s) for s in shards):
+        return _rectilinear("shards", shards, shape, unit=chunk_shape)
     for s, c in zip(shards, chunk_shape):
         if isinstance(s, bool) or not isinstance(s, (int, np.integer)) or s < 1 or s % c:
             raise MetadataError(f"shards: {shards} must be positive multiples of the chunk shape {chunk_shape}")
-    return tuple(int(s) for s in shards)
+    return ChunkGridSpec.regular([int(s) for s in shards])
 
 
 def _auto_chunks(shape: tuple[int, ...], itemsize: int) -> tuple[int, ...]:

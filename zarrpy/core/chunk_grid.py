@@ -250,13 +250,14 @@ class ChunkGrid:
 
     @property
     def is_regular(self) -> bool:
-        """One chunk shape for every chunk, stored at full size (a ``regular``
-        grid, or a ``rectilinear`` one of bare integers)."""
-        return all([type(d) is FixedDimension for d in self.dims])
+        """Chunks of one shape, placed every that many elements (a ``regular``
+        grid, a ``rectilinear`` one of bare integers, ``zarrs.regular_bounded``,
+        whose edge chunks are merely stored clipped)."""
+        return all([isinstance(d, FixedDimension) for d in self.dims])
 
     @property
     def chunk_shape(self) -> Shape:
-        """The one chunk shape of a regular grid; ValueError for any other."""
+        """The one chunk shape of a regular grid (see :attr:`is_regular`); ValueError for any other."""
         if not self.is_regular:
             raise ValueError(f"a {self.kind} chunk grid has no single chunk shape; see chunk_sizes")
         return tuple([d.size for d in self.dims])  # type: ignore[union-attr]

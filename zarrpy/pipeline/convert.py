@@ -402,6 +402,10 @@ def v3_to_v2(meta: ArrayMetadataV3, *, order: str | None = None) -> ArrayMetadat
         raise MetadataError(
             f"chunk_key_encoding: V2 arrays use the 'v2' encoding, got {meta.chunk_key_encoding.name!r}"
         )
+    if meta.chunk_grid is not None:
+        raise MetadataError(
+            f"chunk_grid: Zarr V2 has regular chunks only, not a {meta.chunk_grid.name!r} grid"
+        )
     v2 = v3_codecs_to_v2(meta.codecs, meta.data_type, ndim=meta.ndim, order=order)
     fill = meta.fill_value
     object_codec = None
