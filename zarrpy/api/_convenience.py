@@ -10,6 +10,7 @@ V3 chain) are accepted beside ``filters``/``serializer``/``compressors``.
 
 from __future__ import annotations
 
+import itertools
 import math
 from collections.abc import Sequence
 from typing import Any, Literal
@@ -28,6 +29,7 @@ from ..core._typing import ArrayValueLike, ChunksLike, ShapeLike, ShardsLike
 from ..core.dtypes.data_type import DTypeLike
 from ..metadata.v3 import ChunkKeyEncodingLike
 from ..stores._store_like import StoreLike
+from ..core.chunk_grid import REGULAR
 from ..core.dtypes import DataType
 from ..metadata.v2 import ArrayMetadataV2
 from ..metadata.v3 import ArrayMetadataV3
@@ -134,8 +136,10 @@ def _like_args(a: Any, zarr_format: int | None) -> dict[str, Any]:
     shape = getattr(a, "shape", None)
     if isinstance(shape, tuple):
         out["shape"] = shape
-        chunks = getattr(a, "chunks", None)
-        if isinstance(chunks, tuple) and len(chunks) == len(shape) and all(isinstance(c, int) for c in chunks):
+        chunks = _grid_args(a)["chunks"] if isinstance(a, Array) else getattr(a, "chunks", None)
+        if isinstance(chunks, dict):  # a zarrpy Array's rectilinear grid
+            out["chunks"] = chunks
+        elif isinstance(chunks, tuple) and len(chunks) == len(shape) and all(isinstance(c, int) for c in chunks):
             out["chunks"] = chunks
     if hasattr(a, "dtype"):
         out["dtype"] = a.dtype
@@ -157,7 +161,7 @@ def _codec_args(a: Array) -> dict[str, Any]:
         out["order"] = metadata.order
     else:
         out["serializer"] = a.serializer
-        out["shards"] = a.shards
+        out["shards"] = _grid_args(a)["shards"]
     return out
 
 
@@ -259,8 +263,7 @@ def from_array(
     if source is not None:
         zarr_format = zarr_format or source.zarr_format
         same_format = zarr_format == source.zarr_format
-        inherited = {"chunks": source.chunks, "shards": source.shards,
-                     **(_codec_args(source) if same_format else {})}
+        inherited = {**_grid_args(source), **(_codec_args(source) if same_format else {})}
         inherited.pop("order", None)
         if not same_format or zarr_format == 2:
             inherited.pop("shards", None)
@@ -313,11 +316,20 @@ def _copy(out: Array, data: Any) -> None:
         out[region] = np.asarray(data[region])
 
 
+def _grid_args(source: Array) -> dict[str, Any]:
+    """``chunks=`` and ``shards=`` that give a new array of ``source``'s shape
+    its chunk grid (a rectilinear one as its ``chunk_grid`` member)."""
+    if not source.is_sharded:
+        grid = source._io.grid
+        return {"chunks": source.chunk_grid if grid.kind != REGULAR else source.chunks, "shards": None}
+    return {"chunks": source.chunks, "shards": source.chunk_grid if source._io.grid.kind != REGULAR else source.shards}
+
+
 def _streams(out: Array) -> bool:
     """Are ``out``'s shards large enough to stream, and can they be streamed?"""
-    shards = out.shards
-    if shards is None:
+    if not out.is_sharded:
         return False
+    shards = out._io.spec.shape  # the largest, when shards differ in shape
     # An edge shard holds only the inner chunks inside the array: a shard larger than the array costs less.
     held = [min(s, -(-n // c) * c) for s, n, c in zip(shards, out.shape, out.chunks)]
     return math.prod(held) * max(out.dtype.itemsize, 8) > _STREAM_SHARD_NBYTES and streams_shards(out)
@@ -332,27 +344,31 @@ def _stream_copy(out: Array, data: Any) -> None:
     def read(region: tuple[slice, ...]) -> Any:
         return data[region] if isinstance(data, np.ndarray) else np.asarray(data[region])
 
-    shards = out.shards
-    assert shards is not None
-    for coords in np.ndindex(*(-(-s // c) for s, c in zip(out.shape, shards))):
+    for coords in np.ndindex(*out._io.grid.grid_shape):
         write_shard(out, coords, read, band=band)
 
 
 def _copy_regions(out: Array) -> list[tuple[slice, ...]]:
     """Regions of ``out`` aligned to its stored chunks (shards), each holding
-    about :data:`_COPY_STEP_NBYTES` or one stored chunk, covering it whole."""
-    stored = out.shards or out.chunks
-    step = list(stored)
+    about :data:`_COPY_STEP_NBYTES` or one stored chunk, covering it whole:
+    runs of ``step`` stored chunks along each dimension (any chunk grid)."""
+    grid = out._io.grid
+    largest = grid.max_chunk_shape
+    step = [1] * out.ndim
     itemsize = max(out.dtype.itemsize, 8)
     # Grow the step from the last axis backwards while it stays under budget.
     for axis in reversed(range(out.ndim)):
-        while step[axis] < out.shape[axis] and math.prod(step) * 2 * itemsize <= _COPY_STEP_NBYTES:
-            step[axis] = min(step[axis] * 2, -(-out.shape[axis] // stored[axis]) * stored[axis])
-    counts = [max(1, -(-s // t)) for s, t in zip(out.shape, step)]
-    regions = []
-    for index in np.ndindex(*counts):
-        regions.append(tuple(slice(i * t, min((i + 1) * t, s)) for i, t, s in zip(index, step, out.shape)))
-    return regions
+        while step[axis] < grid.dims[axis].nchunks and math.prod(
+                s * c for s, c in zip(step, largest)) * 2 * itemsize <= _COPY_STEP_NBYTES:
+            step[axis] = min(step[axis] * 2, grid.dims[axis].nchunks)
+    per_axis = []
+    for dim, k in zip(grid.dims, step):
+        runs = []
+        for first in range(0, max(dim.nchunks, 1), k):
+            last = min(first + k, dim.nchunks) - 1
+            runs.append(slice(dim.offset(first), dim.offset(last) + dim.data_size(last)) if dim.nchunks else slice(0, 0))
+        per_axis.append(runs)
+    return [tuple(region) for region in itertools.product(*per_axis)]
 
 
 def group(

@@ -265,6 +265,16 @@ def _normalize_shards(shards: Any, chunk_shape: tuple[int, ...], shape: tuple[in
     summing to the array's length."""
     if isinstance(shards, (int, np.integer)):
         shards = (int(shards),) * len(chunk_shape)
+    if isinstance(shards, Mapping) and "name" in shards:  # a chunk_grid member: the shard grid as stored
+        spec = ChunkGridSpec.from_json(dict(shards), shape)
+        spec.check(shape)
+        grid = spec.bind(shape)
+        for axis, c in enumerate(chunk_shape):
+            bad = [e for e in grid.codec_sizes(axis) if e % c]
+            if bad:
+                raise MetadataError(f"shards: shard edge length {bad[0]} along axis {axis} is not a multiple "
+                                    f"of the chunk length {c}")
+        return spec
     if isinstance(shards, dict):  # zarr-python's {"shape": ...} form
         shards = shards.get("shape")
     shards = tuple(shards)

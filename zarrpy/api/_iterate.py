@@ -242,11 +242,19 @@ def _decoded_nbytes(pieces: Sequence[_Piece], sources: Sequence[_Source]) -> int
     total = 0
     for p in pieces:
         array = sources[p.source].array
-        rows_per_chunk = array.chunks[0]  # arrays here have rows (0-d ones are refused)
-        first = p.start - p.start % rows_per_chunk
-        last = min(-(-p.stop // rows_per_chunk) * rows_per_chunk, len(array))
+        first = _row_chunk(array, p.start)[0]  # arrays here have rows (0-d ones are refused)
+        last = _row_chunk(array, p.stop - 1)[1] if p.stop > p.start else first
         total += (last - first) * math.prod(array.shape[1:]) * array.dtype.itemsize
     return total
+
+
+def _row_chunk(array: Array, row: int) -> tuple[int, int]:
+    """The rows (start, stop; clipped to the array) of the chunk holding ``row``
+    (the read unit's chunks: inner chunks of a sharded array; any chunk grid)."""
+    rows = array._io.unit_grid.dims[0]
+    i = rows.index_to_chunk(row)
+    start = rows.offset(i)
+    return start, start + rows.data_size(i)
 
 
 def _cut_tail(pieces: list[_Piece], sources: Sequence[_Source]) -> tuple[list[_Piece], _Piece | None]:
@@ -255,19 +263,16 @@ def _cut_tail(pieces: list[_Piece], sources: Sequence[_Source]) -> tuple[list[_P
     boundary or at an array's end)."""
     last = pieces[-1]
     array = sources[last.source].array
-    rows_per_chunk = array.chunks[0]
-    if last.stop >= len(array) or last.stop % rows_per_chunk == 0:
+    if last.stop >= len(array) or _row_chunk(array, last.stop)[0] == last.stop:
         return pieces, None
-    c0 = max(last.start, last.stop - last.stop % rows_per_chunk)
+    c0 = max(last.start, _row_chunk(array, last.stop)[0])
     kept = [*pieces[:-1], _Piece(last.source, last.start, c0, last.offset)] if c0 > last.start else pieces[:-1]
     return kept, _Piece(last.source, c0, last.stop, last.offset + c0 - last.start)
 
 
 def _read_cut(out: Any, array: Array, tail: tuple[Any, ...], cut: _Piece, carry: _Carry) -> None:
     """Read the whole chunk ``cut`` ends in, put ``cut`` into ``out`` and keep the chunk in ``carry``."""
-    rows_per_chunk = array.chunks[0]
-    c0 = cut.stop - cut.stop % rows_per_chunk
-    c1 = min(c0 + rows_per_chunk, len(array))
+    c0, c1 = _row_chunk(array, cut.stop)
     rows = array[(slice(c0, c1), *tail)]
     out[cut.offset : cut.offset + cut.stop - cut.start] = rows[cut.start - c0 : cut.stop - c0]
     carry.source, carry.start, carry.stop, carry.rows = cut.source, c0, c1, rows

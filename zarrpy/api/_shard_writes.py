@@ -21,7 +21,7 @@ Region = tuple[slice, ...]
 def streams_shards(array: Array) -> bool:
     """Can :func:`write_shard` write ``array``'s shards (it is sharded, with
     ``sharding_indexed`` as its whole chain, and has dimensions)?"""
-    return array.shards is not None and shard_stream.streams(array._io)
+    return array.is_sharded and shard_stream.streams(array._io)
 
 
 def write_shard(array: Array, coords: ChunkCoords, read: Callable[[Region], Any], *,
@@ -37,10 +37,11 @@ def write_shard(array: Array, coords: ChunkCoords, read: Callable[[Region], Any]
 
 
 def plan_band(array: Array, fits: Callable[[Shape], bool]) -> Shape | None:
-    """The largest band of ``array``'s shards for which ``fits(band)``, or None
+    """The largest band of ``array``'s (largest) shards for which ``fits(band)``, or None
     when one inner chunk does not fit (see :func:`~zarrpy.pipeline.shard_stream.plan_band`)."""
-    assert array.shards is not None
-    return shard_stream.plan_band(array.shards, array.chunks, fits)
+    assert array.is_sharded
+    # The largest shard's bands: a band is cut to each shard it is used in.
+    return shard_stream.plan_band(array._io.spec.shape, array.chunks, fits)
 
 
 __all__ = ["plan_band", "streams_shards", "write_shard"]

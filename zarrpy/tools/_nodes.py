@@ -4,11 +4,13 @@ sizes, codec summaries and parsing of ``--max-memory``-style sizes."""
 
 from __future__ import annotations
 
+import bisect
 import itertools
 import json
 import math
 import re
 import sys
+import weakref
 from typing import Any, NamedTuple
 
 import numpy as np
@@ -37,9 +39,46 @@ class StoredObject(NamedTuple):
     """Its coordinates in the stored-object grid (shards, or chunks)."""
 
 
+class Layout(NamedTuple):
+    """Where an array's stored objects (shards, else chunks) and its read
+    units (inner chunks, else chunks) start along each dimension, from
+    ``write_chunk_sizes`` and ``read_chunk_sizes``: any chunk grid."""
+
+    outer: tuple[tuple[int, ...], ...]
+    """Per dimension, each stored object's start, then the array's length."""
+    inner: tuple[tuple[int, ...], ...]
+    """Per dimension, each read unit's start, then the array's length."""
+
+    @classmethod
+    def of(cls, array: Array) -> Layout:
+        """``array``'s layout (kept per array object while its shape stays)."""
+        found = _layouts.get(array)
+        if found is None or found[0] != array.shape:
+            found = (array.shape, cls(_starts(array.write_chunk_sizes), _starts(array.read_chunk_sizes)))
+            _layouts[array] = found
+        return found[1]
+
+
+def _starts(sizes: tuple[tuple[int, ...], ...]) -> tuple[tuple[int, ...], ...]:
+    return tuple((0, *itertools.accumulate(d)) for d in sizes)
+
+
+_layouts: weakref.WeakKeyDictionary[Array, tuple[Shape, Layout]] = weakref.WeakKeyDictionary()
+
+
 def outer_shape(array: Array) -> Shape:
-    """The shape of a stored object: the shard shape, or the chunk shape."""
-    return array.shards if array.shards is not None else array.chunks
+    """The largest stored object: the shard shape, or the chunk shape (the
+    largest of each dimension's, for a rectilinear grid), clipped to the array."""
+    return _largest(Layout.of(array).outer)
+
+
+def unit_shape(array: Array) -> Shape:
+    """The largest read unit (inner chunk, else chunk), clipped to the array."""
+    return _largest(Layout.of(array).inner)
+
+
+def _largest(starts: tuple[tuple[int, ...], ...]) -> Shape:
+    return tuple(max([b - a for a, b in zip(d, d[1:])], default=1) for d in starts)
 
 
 def stored_objects(array: Array) -> list[StoredObject]:
@@ -56,17 +95,28 @@ def stored_objects(array: Array) -> list[StoredObject]:
 
 def in_grid(array: Array, coords: ChunkCoords) -> bool:
     """Does the stored object at ``coords`` lie inside the array (not left over from a shrink)?"""
-    return all(0 <= c and c * o < max(s, 1) for c, o, s in zip(coords, outer_shape(array), array.shape))
+    layout = Layout.of(array)
+    return len(coords) == len(layout.outer) and all(
+        0 <= c < max(len(d) - 1, 1) for c, d in zip(coords, layout.outer))
+
+
+def stored_region(array: Array, coords: ChunkCoords) -> tuple[slice, ...]:
+    """The part of the array the stored object at ``coords`` (in the grid) covers."""
+    layout = Layout.of(array)
+    return tuple(slice(d[c], d[c + 1]) if c + 1 < len(d) else slice(d[-1], d[-1]) for c, d in zip(coords, layout.outer))
 
 
 def inner_chunks(array: Array, coords: ChunkCoords) -> list[ChunkCoords]:
     """The (inner) chunk coordinates the stored object at ``coords`` holds,
     clipped to the array: one for an unsharded array."""
-    if array.shards is None:
+    if not array.is_sharded:
         return [tuple(coords)]
-    per = [s // c for s, c in zip(array.shards, array.chunks)]
-    grid = array.cdata_shape
-    ranges = [range(c * p, min((c + 1) * p, g)) for c, p, g in zip(coords, per, grid)]
+    layout = Layout.of(array)
+    ranges = []
+    for c, outer, inner in zip(coords, layout.outer, layout.inner):
+        if c + 1 >= len(outer):
+            return []
+        ranges.append(range(bisect.bisect_right(inner, outer[c]) - 1, bisect.bisect_left(inner, outer[c + 1])))
     return [tuple(c) for c in itertools.product(*ranges)]
 
 
@@ -141,6 +191,45 @@ def parse_shape(text: str, what: str) -> tuple[int, ...]:
     return shape
 
 
+ChunksOption = tuple[int | tuple[int, ...], ...]
+"""``--chunks`` / ``--shards`` parsed: per dimension an edge length (-1: the
+whole dimension) or the edge lengths of a rectilinear grid."""
+
+
+def parse_chunks(text: str, what: str) -> ChunksOption:
+    """``--chunks`` / ``--shards`` text: per dimension (comma-separated) one
+    edge length (``-1``: the whole dimension) or, for a rectilinear grid,
+    its edge lengths joined by ``+``, where ``E*K`` is ``K`` edges of ``E``:
+    ``"100,100"`` is ``(100, 100)``; ``"30*3+10,40"`` is ``((30, 30, 30, 10), 40)``.
+    ValueError naming ``what``."""
+    dims: list[int | tuple[int, ...]] = []
+    for part in text.split(","):
+        part = part.strip()
+        if "+" in part or "*" in part:
+            edges: list[int] = []
+            for term in part.split("+"):
+                value, _, count = term.strip().partition("*")
+                try:
+                    edge, times = int(value), int(count) if count else 1
+                except ValueError:
+                    edge = times = 0
+                if edge < 1 or times < 1:
+                    raise ValueError(f"{what}: expected edge lengths such as 30*3+10 (three 30s, then 10), "
+                                     f"got {part!r} in {text!r}")
+                edges.extend([edge] * times)
+            dims.append(tuple(edges))
+            continue
+        try:
+            edge = int(part)
+        except ValueError:
+            raise ValueError(f"{what}: expected integers separated by commas, such as 100,100 (or edges "
+                             f"such as 30*3+10,100 for a rectilinear grid); got {text!r}") from None
+        if edge == 0 or edge < -1:
+            raise ValueError(f"{what}: expected positive integers (or -1 for a whole dimension), got {text!r}")
+        dims.append(edge)
+    return tuple(dims)
+
+
 def nbytes_of(region: tuple[slice, ...], element: int) -> int:
     return int(math.prod(r.stop - r.start for r in region)) * element
 
@@ -165,6 +254,7 @@ def _json_default(value: Any) -> Any:
 
 __all__ = [
     "StoredObject",
+    "Layout",
     "chunk_region",
     "codec_summary", "dtype_text",
     "element_nbytes",
@@ -173,6 +263,9 @@ __all__ = [
     "json_text",
     "nbytes_of",
     "outer_shape",
+    "stored_region",
+    "unit_shape",
+    "parse_chunks",
     "parse_shape",
     "parse_size",
     "stored_objects",

@@ -216,10 +216,13 @@ def _parser() -> argparse.ArgumentParser:
     cp.add_argument("source", metavar="SRC", help="the array or group to copy: a directory or an fsspec URL")
     cp.add_argument("dest", metavar="DST", help="where the copy goes (its root): a directory or an fsspec URL")
     cp.add_argument("--path", help="node path inside SRC to copy (default: the root)")
-    cp.add_argument("--chunks", type=_shape("--chunks"), metavar="C1,C2,...", help="new chunk shape (inner chunks when sharded)")
+    cp.add_argument("--chunks", type=_shape("--chunks"), metavar="C1,C2,...",
+                    help="new chunk shape (inner chunks when sharded); a dimension's edges joined by + make a "
+                         "rectilinear grid (E*K: K edges of E), e.g. 30*3+10,40")
     shards = cp.add_mutually_exclusive_group()
     shards.add_argument("--shards", type=_shape("--shards"), metavar="S1,S2,...",
-                        help="new shard shape (multiples of the chunks; Zarr V3 only)")
+                        help="new shard shape (multiples of the chunks; Zarr V3 only); edges joined by + "
+                             "for rectilinear shards, as for --chunks")
     shards.add_argument("--no-shards", action="store_true", help="store chunks unsharded")
     cp.add_argument("--compressor", metavar="SPEC", type=_compressor,
                     help="zstd:LEVEL, blosc:CNAME:CLEVEL[:SHUFFLE], gzip:LEVEL, zlib:LEVEL or none "
@@ -271,12 +274,12 @@ def _depth(text: str) -> int:
     return value
 
 
-def _shape(what: str) -> Callable[[str], tuple[int, ...]]:
-    from ._nodes import parse_shape
+def _shape(what: str) -> Callable[[str], tuple[int | tuple[int, ...], ...]]:
+    from ._nodes import parse_chunks
 
-    def parse(text: str) -> tuple[int, ...]:
+    def parse(text: str) -> tuple[int | tuple[int, ...], ...]:
         try:
-            return parse_shape(text, what)
+            return parse_chunks(text, what)
         except ValueError as exc:
             raise argparse.ArgumentTypeError(str(exc)) from None
 

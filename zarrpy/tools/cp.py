@@ -45,6 +45,7 @@ partial destination, which ``overwrite`` replaces on the next run.
 
 from __future__ import annotations
 
+import bisect
 import itertools
 import math
 import os
@@ -66,13 +67,16 @@ from ..pipeline.shard_stream import plan_band as shard_plan_band
 from ..stores import LocalStore, ZipStore, store_from_url
 from ..stores.abc import Store
 from ._nodes import (
-    chunk_region,
+    ChunksOption,
+    Layout,
     element_nbytes,
     in_grid,
     inner_chunks,
     nbytes_of,
     outer_shape,
     stored_objects,
+    stored_region,
+    unit_shape,
     v3_metadata,
 )
 from .progress import Progress, format_bytes
@@ -103,8 +107,9 @@ class MemoryBudgetError(CopyError):
 class CopyOptions:
     """How ``zarrpy cp`` changes each array (None: as in the source)."""
 
-    chunks: tuple[int, ...] | None = None
-    shards: tuple[int, ...] | None = None
+    chunks: ChunksOption | None = None
+    """Per dimension an edge length (-1: whole) or a rectilinear dimension's edge lengths."""
+    shards: ChunksOption | None = None
     no_shards: bool = False
     compressor: str | None = None
     """``--compressor`` text: ``zstd:3``, ``blosc:lz4:5``, ``gzip:6``, ``none``."""
@@ -195,11 +200,12 @@ def compressor_codecs(text: str, itemsize: int) -> list[dict[str, Any]]:
                      "blosc:CNAME:CLEVEL (e.g. zstd:3, blosc:lz4:5, gzip:6)")
 
 
-def _fit(option: str, given: tuple[int, ...] | None, a: Array, rel: str, notes: list[str]) -> tuple[int, ...] | None:
+def _fit(option: str, given: ChunksOption | None, a: Array, rel: str, notes: list[str]) -> ChunksOption | None:
     """``--chunks``/``--shards`` (``option``) for array ``a``, with -1 standing
     for a whole dimension; None when not given or not applicable (a 0-d array,
-    or a member of a copied group whose rank differs: noted in ``notes``; for
-    the array copied itself that is a CopyError)."""
+    or a member of a copied group whose rank differs or, for rectilinear edges,
+    whose lengths differ: noted in ``notes``; for the array copied itself
+    that is a CopyError)."""
     if given is None or not a.ndim:  # a 0-d array has one chunk, of no shape
         return None
     if len(given) != a.ndim:
@@ -207,23 +213,50 @@ def _fit(option: str, given: tuple[int, ...] | None, a: Array, rel: str, notes: 
             raise CopyError(f"{option} has {len(given)} dimensions, the array has {a.ndim}")
         notes.append(f"keeps its {option[2:]}: {option} has {len(given)} dimensions, the array {a.ndim}")
         return None
+    for axis, (c, n) in enumerate(zip(given, a.shape)):
+        if isinstance(c, tuple) and n and sum(c) != n:
+            if rel == "":
+                raise CopyError(f"{option}: the edges of dimension {axis} sum to {sum(c)}, not to its length {n}")
+            notes.append(f"keeps its {option[2:]}: the {option} edges of dimension {axis} sum to {sum(c)}, "
+                         f"its length is {n}")
+            return None
     return tuple(max(s, 1) if c == -1 else c for c, s in zip(given, a.shape))
+
+
+def _grid_arguments(a: Array) -> tuple[Any, Any]:
+    """``chunks=`` and ``shards=`` that give a copy of ``a`` its chunk grid:
+    a rectilinear grid (of chunks, or of shards) as its ``chunk_grid`` member."""
+    irregular = a.chunk_grid["name"] != "regular"
+    if not a.is_sharded:
+        return (a.chunk_grid if irregular else a.chunks), None
+    return a.chunks, (a.chunk_grid if irregular else a.shards)
+
+
+def _shard_edges(shards: Any) -> list[set[int]]:
+    """The distinct shard edge lengths per dimension of a ``shards=`` value
+    (a shape, per-dimension edges, or a ``chunk_grid`` member)."""
+    if isinstance(shards, dict):
+        config = shards.get("configuration") or {}
+        dims = config.get("chunk_shapes", config.get("chunk_shape", []))
+        return [{d} if isinstance(d, int) else {e for item in d for e in ([item[0]] if isinstance(item, list) else [item])}
+                for d in dims]
+    return [{d} if isinstance(d, int) else set(d) for d in shards]
 
 
 def _create_arguments(a: Array, options: CopyOptions, fmt: int, rel: str) -> tuple[dict[str, Any], list[str]]:
     """The :func:`zarrpy.create_array` arguments of ``a``'s copy, and notes for the user."""
     meta = v3_metadata(a)
     notes: list[str] = []
-    chunks = a.chunks
-    shards = a.shards
+    chunks, shards = _grid_arguments(a)
     new_chunks = _fit("--chunks", options.chunks, a, rel, notes)
     if new_chunks is not None:
         chunks = new_chunks
         if (shards is not None and options.shards is None and not options.no_shards
-                and any(s % c for s, c in zip(shards, chunks))):
+                and all(isinstance(c, int) for c in chunks)
+                and any(e % c for edges, c in zip(_shard_edges(shards), chunks) if isinstance(c, int) for e in edges)):
             raise CopyError(
-                f"array {'/' + rel!r}: its shards {shards} are not multiples of --chunks {chunks}; "
-                "give --shards too, or --no-shards")
+                f"array {'/' + rel!r}: its shards {_layout_text(shards)} are not multiples of --chunks "
+                f"{_layout_text(chunks)}; give --shards too, or --no-shards")
     if options.no_shards:
         shards = None
     else:
@@ -232,14 +265,14 @@ def _create_arguments(a: Array, options: CopyOptions, fmt: int, rel: str) -> tup
         if shards is not None and options.shards is not None and len(options.shards) == a.ndim:
             raise CopyError("--shards: Zarr V2 has no shards (use --no-shards, or --zarr-format 3)")
         if shards is not None:
-            notes.append(f"unsharded: Zarr V2 has no shards (chunks {chunks})")
+            notes.append(f"unsharded: Zarr V2 has no shards (chunks {_layout_text(chunks)})")
         shards = None
     compressors: Any = list(a.compressors)
     if options.compressor is not None:
         compressors = compressor_codecs(options.compressor, max(a.dtype.itemsize, 1))
     create: dict[str, Any] = dict(
-        shape=a.shape, dtype=meta.data_type, chunks=chunks, shards=shards, filters=list(a.filters),
-        serializer=a.serializer, compressors=compressors, fill_value=meta.fill_value,
+        shape=a.shape, dtype=meta.data_type, chunks=_as_argument(chunks), shards=_as_argument(shards),
+        filters=list(a.filters), serializer=a.serializer, compressors=compressors, fill_value=meta.fill_value,
         attributes=dict(a.attrs), zarr_format=fmt,
     )
     if fmt == 3:
@@ -253,6 +286,22 @@ def _create_arguments(a: Array, options: CopyOptions, fmt: int, rel: str) -> tup
         if a.zarr_format == 2 or meta.chunk_key_encoding.to_json().get("name") == "v2":
             create["dimension_separator"] = separator
     return create, notes
+
+
+def _as_argument(value: Any) -> Any:
+    """A ``--chunks``-style value as :func:`zarrpy.create_array` takes it
+    (a rectilinear dimension's edges as a list)."""
+    if isinstance(value, tuple) and any(isinstance(v, tuple) for v in value):
+        return [list(v) if isinstance(v, tuple) else v for v in value]
+    return value
+
+
+def _layout_text(value: Any) -> str:
+    """Chunks or shards as the summary prints them: a shape, or a rectilinear grid's sizes."""
+    if isinstance(value, dict):
+        config = value.get("configuration") or {}
+        return f"{value.get('name')} {config.get('chunk_shapes', config.get('chunk_shape'))}"
+    return str(value)
 
 
 # -- regions ----------------------------------------------------------------
@@ -364,19 +413,67 @@ def plan_stream_band(shard: Shape, inner: Shape, source_chunks: Shape, element: 
     return band, run_nbytes
 
 
-def _regions_with_data(a: Array, region: Shape) -> list[tuple[slice, ...]]:
-    """The regions (of shape ``region``) that hold at least one stored source chunk, in C order."""
+def _regular_cuts(shape: Shape, region: Shape) -> list[list[int]]:
+    """Per dimension, where the regions of shape ``region`` start, then the length."""
+    return [[*range(0, n, r), n] for n, r in zip(shape, region)]
+
+
+def _regions_with_data(a: Array, cuts: list[list[int]]) -> list[tuple[slice, ...]]:
+    """The regions (the boxes between the per-dimension ``cuts``) that hold at
+    least one stored source chunk, in C order."""
     if not a.shape:
         return [()] if a.stored_chunk_keys() else []
-    outer = outer_shape(a)
     touched: set[tuple[int, ...]] = set()
     for obj in stored_objects(a):
         if not in_grid(a, obj.coords):
             continue
-        box = chunk_region(a, obj.coords, outer)
-        spans = [range(b.start // r, max(b.stop - 1, b.start) // r + 1) for b, r in zip(box, region)]
+        spans = []
+        for b, cut in zip(stored_region(a, obj.coords), cuts):
+            first = bisect.bisect_right(cut, b.start) - 1
+            spans.append(range(first, max(bisect.bisect_left(cut, b.stop), first + 1)))
         touched.update(_product(spans))
-    return [chunk_region(a, idx, region) for idx in sorted(touched)]
+    return [tuple(slice(cut[i], cut[i + 1]) for i, cut in zip(idx, cuts)) for idx in sorted(touched)]
+
+
+def plan_unit_runs(starts: list[list[int]] | tuple[tuple[int, ...], ...], unit: Shape, source_chunks: Shape,
+                   element: int, max_memory: int, workers: int | None = None) -> tuple[list[list[int]], Shape]:
+    """:func:`plan_regions` for a destination whose write units differ in
+    shape (a rectilinear grid; ``starts``: per dimension each unit's start,
+    then the length): regions are runs of whole units, as many along each
+    dimension as :func:`in_flight` keeps within ``max_memory`` for the
+    largest such run (last dimension first). Per dimension the regions'
+    cuts, and the largest region's shape. MemoryBudgetError if the largest
+    unit alone does not fit."""
+    workers = max_workers() if workers is None else workers
+
+    def cuts(d: int, k: int) -> list[int]:
+        points = list(starts[d])
+        every = points[:-1][::k]
+        return [*every, points[-1]]
+
+    def longest(cut: list[int]) -> int:
+        return max([b - a for a, b in zip(cut, cut[1:])], default=1)
+
+    def region_of(ks: list[int]) -> Shape:
+        return tuple(longest(cuts(d, k)) for d, k in enumerate(ks))
+
+    def fits(ks: list[int]) -> bool:
+        return in_flight(region_of(ks), unit, source_chunks, element, workers) <= max_memory
+
+    ks = [1] * len(starts)
+    if not fits(ks):
+        need = in_flight(unit, unit, source_chunks, element, workers)
+        raise MemoryBudgetError(
+            f"one destination write unit of shape {unit} holds {format_bytes(math.prod(unit) * element)} of "
+            f"elements, and copying it needs up to {format_bytes(need)} in flight, more than --max-memory "
+            f"{format_bytes(max_memory)}: give a larger --max-memory, or smaller --shards/--chunks")
+    for d in reversed(range(len(starts))):
+        n = len(starts[d]) - 1
+        while ks[d] < n and fits(ks[:d] + [min(ks[d] * 2, n)] + ks[d + 1:]):
+            ks[d] = min(ks[d] * 2, n)
+        if ks[d] < n:
+            break
+    return [cuts(d, k) for d, k in enumerate(ks)], region_of(ks)
 
 
 def _product(ranges: list[range]) -> list[tuple[int, ...]]:
@@ -402,23 +499,31 @@ def _plan_array(a: Array, rel: str, options: CopyOptions, fmt: int) -> ArrayPlan
     except (ZarrpyError, ValueError, TypeError) as exc:
         raise type(exc)(where + str(exc)) from exc
     element = element_nbytes(a, _sample(a))
+    source_chunks = unit_shape(a)
     unit = outer_shape(probe)
-    if probe.shards is not None:  # edge shards hold only the inner chunks inside the array
+    if probe.is_sharded:  # edge shards hold only the inner chunks inside the array
         unit = tuple(min(u, -(-max(s, 1) // c) * c) for u, s, c in zip(unit, a.shape, probe.chunks))
+    regular = probe.chunk_grid["name"] == "regular"
     band, run_nbytes = None, RUN_NBYTES
     try:
         try:
-            region = plan_regions(a.shape, unit, a.chunks, element, options.max_memory)
+            if regular:
+                region = plan_regions(a.shape, unit, source_chunks, element, options.max_memory)
+                cuts = _regular_cuts(a.shape, region)
+            else:
+                cuts, region = plan_unit_runs(Layout.of(probe).outer, unit, source_chunks, element,
+                                              options.max_memory)
         except MemoryBudgetError:
-            if probe.shards is None or not streams_shards(probe):
+            if not probe.is_sharded or not streams_shards(probe):
                 raise
             # One shard does not fit: shards are streamed, read in bands of inner chunks.
             region = unit
-            band, run_nbytes = plan_stream_band(unit, probe.chunks, a.chunks, element, options.max_memory)
+            cuts = _regular_cuts(a.shape, region) if regular else [list(d) for d in Layout.of(probe).outer]
+            band, run_nbytes = plan_stream_band(unit, probe.chunks, source_chunks, element, options.max_memory)
     except MemoryBudgetError as exc:
         raise MemoryBudgetError(where + str(exc)) from None
     plan = ArrayPlan(a, rel, create, element, region, band=band, run_nbytes=run_nbytes, notes=notes)
-    plan.regions = _regions_with_data(a, region) if a.size else []
+    plan.regions = _regions_with_data(a, cuts) if a.size else []
     plan.nbytes = sum(nbytes_of(r, element) for r in plan.regions) if a.shape else element * len(plan.regions)
     return plan
 
@@ -528,11 +633,11 @@ def _copy_array(plan: ArrayPlan, target: Array, dst_store: Store, bar: Progress 
             bar.advance(n, label)
         return data
 
-    shards = target.shards
+    starts = Layout.of(target).outer
     for region in plan.regions:
-        if plan.band is not None and shards is not None:
-            write_shard(target, tuple(r.start // s for r, s in zip(region, shards)), read, band=plan.band,
-                        run_nbytes=plan.run_nbytes)
+        if plan.band is not None and target.is_sharded:
+            coords = tuple(bisect.bisect_right(d, r.start) - 1 for r, d in zip(region, starts))
+            write_shard(target, coords, read, band=plan.band, run_nbytes=plan.run_nbytes)
             continue
         data = read(region)
         target[region] = data
@@ -569,7 +674,8 @@ def run_cp(args: Any) -> int:
                   src_storage_options=args.src_storage_options, dst_storage_options=args.dst_storage_options)
     for plan in result.arrays:
         a = result.created[plan.rel]
-        layout = f"chunks {a.chunks}" + (f", shards {a.shards}" if a.shards is not None else "")
+        chunks, shards = _grid_arguments(a)
+        layout = f"chunks {_layout_text(chunks)}" + (f", shards {_layout_text(shards)}" if shards is not None else "")
         moves = (f"{len(plan.regions)} region(s) of {plan.region}" if plan.band is None else
                  f"{len(plan.regions)} shard(s) streamed in bands of {plan.band}")
         print(f"{plan.name} {a.shape} {dtype_text(a)}: V{a.zarr_format}, {layout}, {codec_summary(a)}; "
@@ -595,6 +701,7 @@ __all__ = [
     "in_flight",
     "plan_regions",
     "plan_stream_band",
+    "plan_unit_runs",
     "run_cp",
     "stream_in_flight",
 ]

@@ -39,6 +39,7 @@ from ._nodes import (
     in_grid,
     inner_chunks,
     outer_shape,
+    unit_shape,
     stored_objects,
     v3_metadata,
 )
@@ -151,7 +152,7 @@ def _chunks_per_batch(a: Array) -> int:
     (64 for strings, bytes and ragged vectors, whose size is not known ahead)."""
     if v3_metadata(a).data_type.is_variable:
         return 64
-    return max(BATCH_NBYTES // max(math.prod(a.chunks) * max(a.dtype.itemsize, 1), 1), 1)
+    return max(BATCH_NBYTES // max(math.prod(unit_shape(a)) * max(a.dtype.itemsize, 1), 1), 1)
 
 
 @dataclass
@@ -198,7 +199,7 @@ def check_array(a: Array, report: ChunkReport, advance: Callable[[int], None] | 
                     continue
                 record = failures.setdefault(obj.key, _Failures(obj, len(inner_chunks(a, obj.coords))))
                 record.first = record.first or error
-                if a.shards is None:
+                if not a.is_sharded:
                     continue
                 for c in part:
                     inner_error = error if len(part) == 1 else _read(a, [c])
@@ -225,7 +226,7 @@ def check_array(a: Array, report: ChunkReport, advance: Callable[[int], None] | 
         run(batch)
     for record in failures.values():
         key = record.obj.key
-        if a.shards is None or not record.failing or len(record.failing) == record.total:
+        if not a.is_sharded or not record.failing or len(record.failing) == record.total:
             assert record.first is not None
             report.bad.append(BadChunk(a.name, key, _error_text(record.first, key)))
         else:
