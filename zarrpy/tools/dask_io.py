@@ -32,7 +32,9 @@ threaded scheduler, which does not pickle, it works.
 
 from __future__ import annotations
 
+import bisect
 import importlib
+import itertools
 import math
 from typing import Any, Sequence
 
@@ -54,8 +56,27 @@ def _import(module: str) -> Any:
 
 def write_unit(array: Array) -> tuple[int, ...]:
     """What one write replaces whole: the shard shape of a sharded array,
-    else the chunk shape. Also :func:`from_zarr`'s default dask chunks."""
+    else the chunk shape. IrregularChunksError for a rectilinear grid, whose
+    write units differ: see ``Array.write_chunk_sizes``."""
     return array.shards or array.chunks
+
+
+def _regular(array: Array) -> bool:
+    """Do the array's write units have one shape (any grid but ``rectilinear``)?"""
+    return bool(array.chunk_grid["name"] != "rectilinear")
+
+
+def _default_chunks(array: Array) -> Any:
+    """:func:`from_zarr`'s dask chunks: one block per write unit (shard, else
+    chunk), the real boundaries of a rectilinear grid included."""
+    if _regular(array):
+        return write_unit(array)
+    return tuple(sizes if sizes else (0,) for sizes in array.write_chunk_sizes)
+
+
+def _unit_edges(array: Array) -> list[list[int]]:
+    """Per dimension, where the write units start, then the array's length."""
+    return [[0, *itertools.accumulate(sizes)] for sizes in array.write_chunk_sizes]
 
 
 def _given(**options: Any) -> list[str]:
@@ -86,7 +107,9 @@ def from_zarr(
     chunks
         The dask chunks, in any form ``dask.array.from_array`` takes. Default:
         the shard shape of a sharded array, else the chunk shape, so each task
-        reads whole stored objects. Any other chunking reads correctly too.
+        reads whole stored objects; for a rectilinear grid, its chunk (shard)
+        sizes, one dask block per stored object. Any other chunking reads
+        correctly too.
     storage_options
         For fsspec URLs, as in :func:`zarrpy.open_array`.
     name
@@ -119,10 +142,29 @@ def from_zarr(
     else:
         array = open_array(array_or_store, mode="r", path=path, storage_options=storage_options, **open_kwargs)
     if chunks is None:
-        chunks = write_unit(array)
+        chunks = _default_chunks(array)
     if name is None:
         name = "from-zarr-" + _import("dask.base").tokenize(array, chunks)
-    return da.from_array(array, chunks=chunks, name=name, inline_array=inline_array)
+    source: Any = array if _regular(array) else _RectilinearSource(array)
+    return da.from_array(source, chunks=chunks, name=name, inline_array=inline_array)
+
+
+class _RectilinearSource:
+    """An array with a rectilinear grid as ``dask.array.from_array`` reads it:
+    dask asks for ``chunks``, which such an array cannot give as one shape
+    (IrregularChunksError, as zarr-python's raises), so here it is the real
+    chunk sizes (``read_chunk_sizes``); reads go to the array."""
+
+    def __init__(self, array: Array):
+        self.array = array
+        self.shape, self.dtype, self.ndim = array.shape, array.dtype, array.ndim
+        self.chunks = tuple(sizes if sizes else (0,) for sizes in array.read_chunk_sizes)
+
+    def __getitem__(self, selection: Any) -> Any:
+        return self.array[selection]
+
+    def __dask_tokenize__(self) -> Any:
+        return ("zarrpy.dask.rectilinear", self.array.__dask_tokenize__())
 
 
 # -- writing ----------------------------------------------------------------
@@ -332,8 +374,18 @@ def _region_starts(array: Array, region: Any, shape: tuple[int, ...]) -> tuple[i
 def _aligned(x: Any, array: Array, starts: Sequence[int], rechunk: bool, check: bool) -> Any:
     """``x``, rechunked where its block boundaries fall inside a write unit of
     ``array`` (``rechunk``), else checked (``check``): ChunkAlignmentError."""
-    unit = write_unit(array)
     fixes: dict[int, tuple[int, ...]] = {}
+    if not _regular(array):
+        for dim, (blocks, start, edges) in enumerate(zip(x.chunks, starts, _unit_edges(array))):
+            bad = first_off_edges(blocks, start, edges)
+            if bad is None:
+                continue
+            if rechunk:
+                fixes[dim] = _blocks_on_edges(start, sum(blocks), edges, max(blocks))
+            elif check:
+                raise ChunkAlignmentError(_misaligned_message(array, dim, blocks, start, _unit_near(edges, bad), bad))
+        return x.rechunk(fixes) if fixes else x
+    unit = write_unit(array)
     for dim, (blocks, start, size) in enumerate(zip(x.chunks, starts, unit)):
         bad = first_misaligned(blocks, start, size)
         if bad is None:
@@ -356,6 +408,51 @@ def first_misaligned(blocks: Sequence[int], start: int, size: int) -> int | None
     return None
 
 
+def first_off_edges(blocks: Sequence[int], start: int, edges: Sequence[int]) -> int | None:
+    """The first boundary between two blocks (in array coordinates) that is
+    not one of ``edges`` (where the write units of a rectilinear grid start), or None."""
+    on = set(edges)
+    edge = start
+    for block in blocks[:-1]:
+        edge += block
+        if edge not in on:
+            return edge
+    return None
+
+
+def _unit_near(edges: Sequence[int], position: int) -> int:
+    """The length of the write unit holding ``position`` (for messages)."""
+    i = max(bisect.bisect_right(edges, position) - 1, 0)
+    return edges[min(i + 1, len(edges) - 1)] - edges[i]
+
+
+def _blocks_on_edges(start: int, length: int, edges: Sequence[int], block: int) -> tuple[int, ...]:
+    """Blocks covering ``[start, start + length)`` that end on ``edges`` (the
+    write units' starts), each as many whole units as fit in ``block``
+    elements (at least one); the first and last may be short."""
+    if length == 0:
+        return (0,)
+    stop = start + length
+    return _merged(start, stop, [e for e in edges if start < e < stop], block)
+
+
+def _merged(start: int, stop: int, inner_edges: list[int], block: int) -> tuple[int, ...]:
+    """Cut ``[start, stop)`` at some of ``inner_edges``: greedily, a piece ends
+    at the last edge that keeps it within ``block`` (or at the first edge, when none does)."""
+    out: list[int] = []
+    piece_start = start
+    candidates = [*inner_edges, stop]
+    i = 0
+    while piece_start < stop:
+        j = i
+        while j + 1 < len(candidates) and candidates[j + 1] - piece_start <= block:
+            j += 1
+        end = candidates[j]
+        out.append(end - piece_start)
+        piece_start, i = end, j + 1
+    return tuple(out)
+
+
 def _aligned_blocks(start: int, length: int, block: int) -> tuple[int, ...]:
     """Blocks covering ``[start, start + length)`` whose boundaries are the
     multiples of ``block`` inside it (the first and last may be short)."""
@@ -366,14 +463,15 @@ def _aligned_blocks(start: int, length: int, block: int) -> tuple[int, ...]:
 
 
 def _misaligned_message(array: Array, dim: int, blocks: Sequence[int], start: int, size: int, edge: int) -> str:
-    unit = "shard" if array.shards else "chunk"
+    unit = "shard" if array.is_sharded else "chunk"
     names = array.dimension_names
     label = f"dimension {dim}" + (f" ({names[dim]!r})" if names and names[dim] else "")
     shown = tuple(blocks) if len(blocks) <= 8 else (*blocks[:6], "...", blocks[-1])
     offset = f" starting at {start}" if start else ""
+    irregular = "" if _regular(array) else f" (its {unit} grid is rectilinear: blocks must end where {unit}s end)"
     return (
         f"to_zarr: the dask chunks along {label} are {shown}{offset}, but the array's {unit}s there are "
-        f"{size} long: the block boundary at {edge} falls inside a {unit}, so two tasks would each "
+        f"{size} long{irregular}: the block boundary at {edge} falls inside a {unit}, so two tasks would each "
         f"read, merge and rewrite that {unit} and one's data could be lost. Pass rechunk=True to "
         f"rechunk to multiples of {size}, rechunk the dask array so that block boundaries fall on "
         f"multiples of {size} (the last block may be shorter), or pass synchronizer= "
@@ -406,4 +504,4 @@ from_array = from_zarr
 to_array = to_zarr
 """Alias of :func:`to_zarr`."""
 
-__all__ = ["from_array", "from_zarr", "to_array", "to_zarr", "write_unit"]
+__all__ = ["first_misaligned", "first_off_edges", "from_array", "from_zarr", "to_array", "to_zarr", "write_unit"]

@@ -147,6 +147,22 @@ def _arrayize(key: tuple[Any, ...], shape: tuple[int, ...]) -> tuple[Any, ...]:
     return tuple(out)
 
 
+def compact_chunk_sizes(sizes: tuple[tuple[int, ...], ...]) -> tuple[Any, ...]:
+    """Per-dimension chunk sizes (``read_chunk_sizes``) as xarray's zarr
+    backend gives them in ``encoding``: one int where they are regular (the
+    last may be shorter), the sizes where they are not (a rectilinear grid),
+    ``(0,)`` for a dimension of length 0."""
+    out: list[Any] = []
+    for dim in sizes:
+        if not dim:
+            out.append((0,))
+        elif len(set(dim[:-1])) <= 1 and dim[-1] <= dim[0]:
+            out.append(dim[0])
+        else:
+            out.append(tuple(dim))
+    return tuple(out)
+
+
 def _dimensions(array: Array, name: str) -> tuple[str, ...]:
     """The array's dimension names: V3 ``dimension_names``, else the
     ``_ARRAY_DIMENSIONS`` attribute; a clear error when it has neither."""
@@ -256,10 +272,14 @@ class ZarrpyDataStore(AbstractDataStore):
         dims = _dimensions(array, name)
         attributes = {k: v for k, v in array.attrs.asdict().items() if not _hidden_attribute(k)}
         wrapper = ZarrpyBackendArray(array)
+        # As xarray's zarr backend: a rectilinear grid's dimensions as their chunk sizes.
+        rectilinear = array.chunk_grid["name"] == "rectilinear"
+        chunks = compact_chunk_sizes(array.read_chunk_sizes) if rectilinear and not array.is_sharded else array.chunks
+        shards = compact_chunk_sizes(array.write_chunk_sizes) if rectilinear and array.is_sharded else array.shards
         encoding: dict[str, Any] = {
-            "chunks": array.chunks,
-            "preferred_chunks": dict(zip(dims, array.chunks)),
-            "shards": array.shards,
+            "chunks": chunks,
+            "preferred_chunks": dict(zip(dims, chunks)),
+            "shards": shards,
             **_codec_encoding(array),
         }
         if wrapper.dtype.kind == "T":

@@ -34,6 +34,7 @@ open a large dataset with ``chunks={}`` to copy it block by block.
 from __future__ import annotations
 
 import inspect
+import itertools
 from collections.abc import Callable, Hashable, Mapping
 from dataclasses import dataclass
 from typing import Any, Literal, cast
@@ -57,9 +58,9 @@ from ..api._open import open_group
 from ..codecs.abc import ArrayToBytesCodec
 from ..codecs.user_forms import codec_from_any
 from ..metadata.v2 import ArrayMetadataV2
-from .xarray_backend import DIMENSION_KEY, ZarrpyDataStore
+from .xarray_backend import DIMENSION_KEY, ZarrpyDataStore, compact_chunk_sizes
 from ..errors import ChunkAlignmentError, NodeExistsError, NodeNotFoundError
-from .dask_io import first_misaligned
+from .dask_io import first_misaligned, first_off_edges
 
 _ENCODING_KEYS = frozenset({"chunks", "shards", "compressors", "filters", "serializer", "chunk_key_encoding",
                             "write_empty_chunks", "cache_metadata"})
@@ -413,7 +414,7 @@ class ZarrpyWritableStore(AbstractWritableDataStore):
         region = tuple(parts[dim] for dim in variable.dims)
         if variable.chunks is not None and variable.size and self._safe_chunks:
             starts = tuple(r.indices(n)[0] for r, n in zip(region, shape))
-            _check_dask_chunks(name, variable.chunks, array.chunks, array.shards, starts)
+            _check_dask_chunks(name, variable.chunks, *_write_units(array), starts)
         return _ArrayUpdate(variable, array, tuple(shape), region)
 
     def _plan(self, name: str, variable: xr.Variable, *, strict: bool) -> _ArrayPlan:
@@ -434,7 +435,9 @@ class ZarrpyWritableStore(AbstractWritableDataStore):
             raise ValueError(f"variable {name!r}: Zarr does not support _FillValue in encoding")
         options = _array_options(name, variable, encoding, strict=strict, v3=v3)
         if variable.chunks is not None and variable.size and self._safe_chunks:
-            _check_dask_chunks(name, variable.chunks, options["chunks"], options["shards"])
+            shards = options["shards"]
+            _check_dask_chunks(name, variable.chunks, options["chunks"] if shards is None else shards,
+                               "chunk" if shards is None else "shard")
         attrs = {k: encode_zarr_attr_value(x) for k, x in attrs.items()}
         if not v3:
             attrs[DIMENSION_KEY] = list(variable.dims)
@@ -461,8 +464,16 @@ def _array_options(name: str, variable: xr.Variable, encoding: dict[str, Any], *
         shards = (shards,) * variable.ndim
     elif isinstance(shards, Mapping):  # zarr-python's {"shape": ...} form
         shards = shards.get("shape")
-    options["shards"] = None if shards is None else tuple(shards)
+    options["shards"] = None if shards is None else tuple(_edges_argument(s) for s in shards)
     return options
+
+
+def _edges_argument(value: Any) -> Any:
+    """One dimension of ``chunks`` / ``shards`` encoding as ``create_array``
+    takes it: an int, or a rectilinear dimension's edges as a list."""
+    if isinstance(value, (list, tuple, np.ndarray)):
+        return [int(v) for v in value]
+    return int(value)
 
 
 def _without_serializers(filters: Any) -> list[Any]:
@@ -479,9 +490,12 @@ def _chunks(name: str, variable: xr.Variable, given: Any) -> Any:
     if isinstance(given, int):
         given = (given,) * variable.ndim
     if given is not None and len(given) == variable.ndim:
-        if not all(isinstance(c, (int, np.integer)) for c in given):
-            raise TypeError(f"encoding['chunks'] of variable {name!r} must be an int or a tuple of ints, got {given!r}")
-        return tuple(int(c) for c in given)
+        def edges(c: Any) -> bool:
+            return isinstance(c, (list, tuple)) and all(isinstance(e, (int, np.integer)) for e in c)
+        if not all(isinstance(c, (int, np.integer)) or edges(c) for c in given):
+            raise TypeError(f"encoding['chunks'] of variable {name!r} must be an int or a tuple of ints "
+                            f"(a dimension's edge lengths for a rectilinear grid), got {given!r}")
+        return tuple(_edges_argument(c) for c in given)
     dask_chunks = variable.chunks
     if not dask_chunks or not variable.size:
         return "auto"
@@ -492,15 +506,28 @@ def _chunks(name: str, variable: xr.Variable, given: Any) -> Any:
     return tuple(sizes[0] for sizes in dask_chunks)
 
 
-def _check_dask_chunks(name: str, dask_chunks: tuple[tuple[int, ...], ...], chunks: tuple[int, ...],
-                       shards: tuple[int, ...] | None, starts: tuple[int, ...] | None = None) -> None:
+def _write_units(array: Array) -> tuple[tuple[Any, ...], str]:
+    """What one write of ``array`` replaces, per dimension (an int, or a
+    rectilinear dimension's sizes), and its name (chunk or shard)."""
+    what = "shard" if array.is_sharded else "chunk"
+    if array.chunk_grid["name"] == "rectilinear":
+        return compact_chunk_sizes(array.write_chunk_sizes), what
+    return (array.shards if array.is_sharded else array.chunks) or (), what
+
+
+def _check_dask_chunks(name: str, dask_chunks: tuple[tuple[int, ...], ...], units: tuple[Any, ...], what: str,
+                       starts: tuple[int, ...] | None = None) -> None:
     """Every dask block but the last along a dimension must end on a boundary
-    of the array's chunks (shards, when sharded), counted from ``starts``
-    (where a region or an append begins): else two tasks would write one
-    stored object (ChunkAlignmentError, a ValueError)."""
-    what, grid = ("chunk", chunks) if shards is None else ("shard", shards)
-    for dim, (sizes, unit) in enumerate(zip(dask_chunks, grid)):
-        end = first_misaligned(sizes, starts[dim] if starts else 0, unit)
+    of the array's ``units`` (``what``: chunks, or shards when sharded; per
+    dimension a length, or a rectilinear dimension's sizes), counted from
+    ``starts`` (where a region or an append begins): else two tasks would
+    write one stored object (ChunkAlignmentError, a ValueError)."""
+    for dim, (sizes, unit) in enumerate(zip(dask_chunks, units)):
+        start = starts[dim] if starts else 0
+        if isinstance(unit, (list, tuple)):
+            end = first_off_edges(sizes, start, [0, *itertools.accumulate(unit)])
+        else:
+            end = first_misaligned(sizes, start, unit)
         if end is not None:
             raise ChunkAlignmentError(
                 f"variable {name!r}: dask chunks {sizes} along dimension {dim} do not align with the stored "
