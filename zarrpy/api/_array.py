@@ -18,7 +18,7 @@ import numpy.typing as npt
 
 from ..codecs.abc import ArrayToBytesCodec, BytesToBytesCodec, ArrayToArrayCodec, Codec
 from ..core._typing import ArrayValueLike, BasicSelection, ChunkCoords, MaskLike, Selection, Shape
-from ..core.chunk_grid import REGULAR_BOUNDED, ChunkGrid
+from ..core.chunk_grid import REGULAR, REGULAR_BOUNDED, ChunkGrid
 from ..core.indexing import ChunkProjection, OrthogonalIndexer, block_region
 from ..core.point_indexing import has_index_arrays, is_orthogonal_arrays, is_vectorized, with_index_arrays
 from ..errors import IrregularChunksError, ProcessLocalError, SelectionError
@@ -661,8 +661,11 @@ class Array(Node[ArrayMetadata]):
         self._io.forget_all()  # cached edge chunks are clipped to the old shape
         stored = self._metadata
         new = stored.resized(shape) if isinstance(stored, ArrayMetadataV3) else stored.evolve(shape=shape)
+        new_v3 = new if isinstance(new, ArrayMetadataV3) else v2_to_v3(new)
+        if self._io.grid.kind != REGULAR:  # the resized grid checked before anything changes (shards stay
+            ChunkIO(self._store, self._path, new_v3)  # whole inner chunks when a rectilinear one grows)
         if any(n < o for n, o in zip(shape, self.shape)) or self._io.grid.kind == REGULAR_BOUNDED:
-            self._io.fit(new if isinstance(new, ArrayMetadataV3) else v2_to_v3(new))
+            self._io.fit(new_v3)
         self._write_metadata(new)
 
     def append(self, data: ArrayValueLike, axis: int = 0) -> Shape:
