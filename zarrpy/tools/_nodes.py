@@ -81,6 +81,20 @@ def _largest(starts: tuple[tuple[int, ...], ...]) -> Shape:
     return tuple(max([b - a for a, b in zip(d, d[1:])], default=1) for d in starts)
 
 
+def layout_lists(array: Array) -> tuple[list[Any], list[Any] | None]:
+    """``(chunks, shards)`` as JSON lists: the chunk (inner chunk) and shard
+    shapes; a rectilinear dimension as the list of its chunk (shard) sizes."""
+    rectilinear = array.chunk_grid["name"] == "rectilinear"
+
+    def compact(sizes: tuple[tuple[int, ...], ...]) -> list[Any]:
+        return [d[0] if d and len(set(d[:-1])) <= 1 and d[-1] <= d[0] else list(d) for d in sizes]
+
+    if not array.is_sharded:
+        return (compact(array.read_chunk_sizes) if rectilinear else list(array.chunks)), None
+    shards = compact(array.write_chunk_sizes) if rectilinear else list(array.shards or ())
+    return list(array.chunks), shards
+
+
 def stored_objects(array: Array) -> list[StoredObject]:
     """Every stored chunk object of ``array`` (one listing), sorted by coordinates."""
     meta = v3_metadata(array)
@@ -259,6 +273,7 @@ __all__ = [
     "codec_summary", "dtype_text",
     "element_nbytes",
     "in_grid",
+    "layout_lists",
     "inner_chunks",
     "json_text",
     "nbytes_of",

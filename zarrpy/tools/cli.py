@@ -28,7 +28,7 @@ from .. import __version__, api
 from ..api._array import Array
 from ..api._group import Group
 from ..errors import ZarrpyError
-from ._nodes import dtype_text, json_text
+from ._nodes import dtype_text, json_text, layout_lists
 
 DESCRIPTION = """\
 Create, inspect and convert Zarr (V2 and V3) arrays and groups.
@@ -84,7 +84,7 @@ def _info_document(node: Array | Group) -> dict[str, Any]:
     for rel, member in node.members(max_depth=None):
         entry: dict[str, Any] = {"path": rel, "node_type": "array" if isinstance(member, Array) else "group"}
         if isinstance(member, Array):
-            entry.update(shape=member.shape, chunks=member.chunks, dtype=dtype_text(member))
+            entry.update(shape=member.shape, chunks=layout_lists(member)[0], dtype=dtype_text(member))
         members.append(entry)
     return {"node_type": "group", "name": node.name, "zarr_format": node.zarr_format,
             "attributes": dict(node.attrs), "members": members}

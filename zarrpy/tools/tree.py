@@ -15,7 +15,7 @@ from typing import Any, TextIO
 from .. import api
 from ..api._array import Array
 from ..api._group import Group
-from ._nodes import codec_summary, dtype_text, json_text, v3_metadata
+from ._nodes import codec_summary, dtype_text, json_text, layout_lists, v3_metadata
 
 
 def array_entry(a: Array) -> dict[str, Any]:
@@ -27,14 +27,19 @@ def array_entry(a: Array) -> dict[str, Any]:
         "shape": list(a.shape),
         "dtype": dtype_text(a),
         "data_type": meta.data_type.to_json(),
-        "chunks": list(a.chunks),
-        "shards": None if a.shards is None else list(a.shards),
+        "chunks": layout_lists(a)[0],
+        "shards": layout_lists(a)[1],
         "fill_value": meta.data_type.fill_to_json(meta.fill_value),
         "codecs": [c.to_json() for c in a.codecs],
         "codecs_summary": codec_summary(a),
         "dimension_names": None if meta.dimension_names is None else list(meta.dimension_names),
         "attributes": dict(a.attrs),
     }
+
+
+def _dims_text(dims: list[Any]) -> str:
+    """A chunk (shard) shape as the tree prints it; a rectilinear dimension's sizes as a tuple."""
+    return str(tuple(tuple(d) if isinstance(d, list) else d for d in dims))
 
 
 def tree_document(node: Array | Group, depth: int | None = None) -> dict[str, Any]:
@@ -72,9 +77,9 @@ def _label(entry: dict[str, Any]) -> str:
     if entry["node_type"] == "group":
         return name
     shape = tuple(entry["shape"])
-    text = f"{name} {shape} {entry['dtype']} chunks={tuple(entry['chunks'])}"
+    text = f"{name} {shape} {entry['dtype']} chunks={_dims_text(entry['chunks'])}"
     if entry["shards"] is not None:
-        text += f" shards={tuple(entry['shards'])}"
+        text += f" shards={_dims_text(entry['shards'])}"
     return f"{text} {entry['codecs_summary']}"
 
 
