@@ -32,8 +32,11 @@ import numpy as np
 from ._typing import ChunkCoords, Shape
 
 REGULAR = "regular"
+"""The core grid's V3 name."""
 RECTILINEAR = "rectilinear"
+"""The zarr-extensions rectilinear grid's V3 name."""
 REGULAR_BOUNDED = "zarrs.regular_bounded"
+"""zarrs' bounded regular grid's V3 name."""
 
 
 class FixedDimension:
@@ -152,15 +155,19 @@ class VaryingDimension:
         return self._ends[-1] if self._ends else 0
 
     def offset(self, i: int) -> int:
+        """Where chunk ``i`` starts."""
         return self._starts[i]
 
     def data_size(self, i: int) -> int:
+        """Elements of chunk ``i`` inside the array."""
         return min(self.edges[i], self.extent - self._starts[i])
 
     def codec_size(self, i: int) -> int:
+        """The edge length chunk ``i`` is stored (encoded) at: its edge."""
         return self.edges[i]
 
     def index_to_chunk(self, position: int) -> int:
+        """The chunk holding ``position`` (in ``[0, extent)``), by bisection."""
         return bisect.bisect_right(self._ends, position)
 
     def _arrays(self) -> tuple[np.ndarray, np.ndarray]:
@@ -171,18 +178,22 @@ class VaryingDimension:
         return self._starts_array, self._ends_array
 
     def chunks_of(self, positions: np.ndarray) -> np.ndarray:
+        """:meth:`index_to_chunk` of each of ``positions`` (int64, in range)."""
         return np.searchsorted(self._arrays()[1], positions, side="right").astype(np.int64, copy=False)
 
     def local_of(self, positions: np.ndarray) -> np.ndarray:
+        """Each of ``positions`` counted from the start of its chunk."""
         local: np.ndarray = positions - self._arrays()[0][self.chunks_of(positions)]
         return local
 
     def spans(self, first: int, last: int) -> list[tuple[int, int, int]]:
+        """``(i, start, stop)`` of every chunk holding a position of ``[first, last]``, ``stop`` clipped to the extent."""
         n, starts, ends = self.extent, self._starts, self._ends
         return [(ci, starts[ci], min(ends[ci], n))
                 for ci in range(bisect.bisect_right(ends, first), bisect.bisect_right(ends, last) + 1)]
 
     def codec_sizes(self) -> tuple[int, ...]:
+        """The distinct edge lengths (what a shard's inner chunks must divide)."""
         return tuple(sorted(set(self.edges)))
 
     def resize(self, extent: int) -> VaryingDimension:
@@ -233,6 +244,7 @@ class ChunkGrid:
 
     @property
     def ndim(self) -> int:
+        """Number of dimensions."""
         return len(self.dims)
 
     @property
