@@ -51,16 +51,12 @@ class _ListedIndexer(OrthogonalIndexer):
         return iter(self._projections)
 
 
-def _whole_indexer(shape: Shape, grid: ChunkGrid) -> OrthogonalIndexer:
-    """``a[...]``'s indexer for any array of ``shape`` read on ``grid``: the
-    same for all of them, so built once (with its projections listed when
-    there are few), not on every whole read. (A regular grid is looked up
-    by its chunk shape: cheaper to hash than the grid.)"""
-    return _whole_indexer_of(shape, grid.uniform_chunk_shape or grid)
-
-
 @functools.lru_cache(maxsize=256)
-def _whole_indexer_of(shape: Shape, grid: ChunkGrid | Shape) -> OrthogonalIndexer:
+def _whole_indexer(shape: Shape, grid: ChunkGrid | Shape) -> OrthogonalIndexer:
+    """``a[...]``'s indexer for any array of ``shape`` read on ``grid`` (a
+    regular grid given as its chunk shape, cheaper to hash): the same for
+    all of them, so built once (with its projections listed when there are
+    few), not on every whole read."""
     indexer = OrthogonalIndexer(Ellipsis, shape, grid, max_arrays=1)
     if indexer.grid.nchunks <= _LISTED_CHUNKS:
         return _ListedIndexer(indexer)
@@ -478,7 +474,7 @@ class Array(Node[ArrayMetadata]):
         (see :func:`~zarrpy.core.point_indexing.is_vectorized`); a write's
         projections address stored chunks, a read's the read unit."""
         if selection is Ellipsis:  # the whole array: built once per shape and grid
-            return _whole_indexer(self.shape, self._chunk_grid(write))
+            return _whole_indexer(self.shape, self._io.index_keys[0 if write else 1])
         selection = with_index_arrays(selection)
         if is_vectorized(selection, self.ndim):
             return self._io.point_indexer(selection, write=write)

@@ -134,8 +134,12 @@ class ChunkIO(ChunkKeys):
         super().__init__(store, path, metadata, ChunkGrid.regular(metadata.shape, self.inner.shape)
                          if self.inner is not None else None)
         grid = self.grid
-        self._uniform_shape = grid.uniform_chunk_shape
+        self._uniform_shape = uniform = grid.uniform_chunk_shape
         """The one shape every stored chunk has (a regular grid), else None."""
+        read = self.read_grid
+        self.index_keys = (uniform or grid, (uniform or grid) if read is grid else read.uniform_chunk_shape or read)
+        """What whole-array indexers are built from, for writes and reads: the
+        grid, or its one chunk shape (cheaper to hash) when it has one."""
         self._bounds: dict[Shape, BoundChain] = {metadata.chunk_shape: self.bound}
         try:
             if self.inner is not None:
@@ -293,7 +297,7 @@ class ChunkIO(ChunkKeys):
             whole = [item for item, part in zip(batch, in_part) if not part]
             # One scratch decoder for the batch (per chunk shape): its buffer is
             # taken once, by the first chunk that is not decoded straight into ``out``.
-            with _ScratchDecoders(out) as decoders:  # local files: each read into scratch, decoded, copied out
+            with self._scratch_decoders(out) as decoders:  # local files: each read into scratch, decoded, copied out
                 for key, group in whole:
                     with self.store.get_scratch(key) as data:
                         self._scatter_whole(out, key, group, data, decoders)
@@ -319,7 +323,7 @@ class ChunkIO(ChunkKeys):
         part = [item for item, part in zip(items, in_part) if part]
 
         def decode_batch(batch: list[_Task]) -> None:
-            with _ScratchDecoders(out) as decoders:
+            with self._scratch_decoders(out) as decoders:
                 for key, group, value in batch:
                     if value is _PART:
                         self._scatter_part(out, key, group)
@@ -412,9 +416,15 @@ class ChunkIO(ChunkKeys):
                 return False
         return True
 
+    def _scratch_decoders(self, out: np.ndarray) -> Any:
+        """For one batch of reads into ``out``: the chain's scratch decoder on a
+        regular grid (its ``with`` gives the decoding function, or None), else
+        one per chunk shape (:class:`_ScratchDecoders`)."""
+        return self.bound.scratch_decoder(like=out) if self._uniform_shape is not None else _ScratchDecoders(out)
+
     def _scatter_whole(
         self, out: np.ndarray, key: str, group: list[Projection], data: Any,
-        decoders: _ScratchDecoders | None = None,
+        decoders: _ScratchDecoders | Callable[[BytesLike], np.ndarray | None] | None = None,
     ) -> None:
         """Scatter one stored chunk (``data``; None: missing) into ``out``:
         straight into its box when it takes the whole chunk, else through
@@ -425,7 +435,7 @@ class ChunkIO(ChunkKeys):
                 _put_fill(out, proj, self.form)
             return
         bound = self.bound_at(group[0].chunk_coords)
-        decode = None if decoders is None else decoders.get(bound)
+        decode = decoders.get(bound) if isinstance(decoders, _ScratchDecoders) else decoders
         try:
             dest = self._whole_dest(out, group[0]) if len(group) == 1 else None
             if dest is not None and bound.decode_into(data, dest, self._options):
