@@ -242,13 +242,16 @@ def from_array(
     storage_options: dict[str, Any] | None = None,
     overwrite: bool = False,
     write_empty_chunks: bool = False,
+    subchunk_write_order: str | None | Literal["keep"] = "keep",
 ) -> Array:
     """A new array at ``store``/``name`` copied from ``data`` (zarr-python's ``from_array``).
 
     ``"keep"`` takes the setting from ``data`` when it is a zarrpy Array
-    (chunks, shards, codecs; and its fill value, attributes, dimension names
-    and chunk key encoding when not given), else the default. The copy moves
-    one bounded block at a time, so arrays larger than memory copy fine.
+    (chunks, shards, codecs, the order its handle writes inner chunks in
+    when the copy is sharded; and its fill value, attributes, dimension
+    names and chunk key encoding when not given), else the default. The
+    copy moves one bounded block at a time, so arrays larger than memory
+    copy fine.
     """
     source = data if isinstance(data, Array) else None
     if source is None and not (hasattr(data, "shape") and hasattr(data, "dtype")):
@@ -282,6 +285,10 @@ def from_array(
             like_chunks = _like_args(values, None).get("chunks")
             settings["chunks"] = like_chunks if like_chunks is not None else "auto"
     extra: dict[str, Any] = {"order": order} if zarr_format == 2 else {}
+    if not _is(subchunk_write_order, "keep"):
+        extra["subchunk_write_order"] = subchunk_write_order
+    elif source is not None and settings.get("shards") is not None:
+        extra["subchunk_write_order"] = source.subchunk_write_order
     if zarr_format == 2 and chunk_key_encoding is not None:
         raise TypeError("from_array: chunk_key_encoding= is a Zarr V3 option")
     out = create_array(

@@ -25,6 +25,7 @@ from ..codecs.abc import ArrayToArrayCodec, ArrayToBytesCodec, BytesToBytesCodec
 from ..codecs.aliases import CODEC_ALIASES
 from ..codecs.chain import CodecChain
 from ..codecs.registry import codec_from_json
+from ..codecs.sharding import ShardingCodec
 from ..codecs.user_forms import codec_from_any
 from ..codecs.vlen_array import VlenArrayCodec
 from ..core.dtypes import DataType
@@ -391,7 +392,8 @@ def prepare_node(store: Store, path: str, *, overwrite: bool, zarr_format: int =
 def create_array_at(store: Store, path: str, *, overwrite: bool, write_empty_chunks: bool,
                      data: Any = None, zarr_format: int = 3, order: str | None = None,
                      dimension_separator: str | None = None, cache: ChunkCache | None = None,
-                     synchronizer: Synchronizer | None = None, **kwargs: Any) -> Array:
+                     synchronizer: Synchronizer | None = None, subchunk_write_order: str | None = None,
+                     **kwargs: Any) -> Array:
     """Create the array at ``path`` of ``store`` (see :func:`zarrpy.create_array`):
     validate everything, then make room for the node, write its metadata and
     ``data`` (if given)."""
@@ -407,8 +409,14 @@ def create_array_at(store: Store, path: str, *, overwrite: bool, write_empty_chu
         raise TypeError("create_array needs shape= and dtype= (or data=)")
     stored = _build_stored_metadata(zarr_format, order, dimension_separator, kwargs)
     documents = stored.to_documents()  # fails on bad attributes before anything is touched
+    given_order = subchunk_write_order
+    if subchunk_write_order is None:
+        subchunk_write_order = _serializer_write_order(kwargs.get("serializer"))
     array = Array(store, path, stored, write_empty_chunks=write_empty_chunks, cache=cache,
-                  synchronizer=synchronizer)  # validates the chain
+                  synchronizer=synchronizer, subchunk_write_order=subchunk_write_order)  # validates the chain
+    if given_order is not None and array.subchunk_write_order is None:
+        raise ValueError(f"subchunk_write_order={given_order!r} is the order of inner chunks inside shards; "
+                         "this array is not sharded (give shards=)")
     # Coerced as given ([256] into uint8 overflows, as in numpy) before anything is written.
     value = None if data is None else array._coerce(data, array.shape)
     prepare_node(store, path, overwrite=overwrite, zarr_format=zarr_format)
@@ -416,6 +424,19 @@ def create_array_at(store: Store, path: str, *, overwrite: bool, write_empty_chu
     if value is not None:
         array[...] = value
     return array
+
+
+def _serializer_write_order(serializer: Any) -> str | None:
+    """The ``subchunk_write_order`` of a sharding codec given as ``serializer=``
+    (a zarrpy or zarr-python codec object, or JSON naming one), else None.
+    A serializer that is no codec is left for the metadata to refuse."""
+    if serializer is None or isinstance(serializer, str):
+        return None
+    try:
+        codec = codec_from_any(serializer, "serializer")
+    except (CodecError, MetadataError):
+        return None
+    return codec.subchunk_write_order if isinstance(codec, ShardingCodec) else None
 
 
 def _build_stored_metadata(zarr_format: int, order: str | None, dimension_separator: str | None,

@@ -101,6 +101,7 @@ def create_array(
     dimension_separator: str | None = None,
     cache: Cache | None = None,
     synchronizer: Synchronizer | None = None,
+    subchunk_write_order: str | None = None,
 ) -> Array:
     """Create a new array and return it (open for writing).
 
@@ -112,7 +113,10 @@ def create_array(
     A ragged array (1-D vectors of different lengths at each position) takes
     its element type as ``dtype`` and ``serializer="numcodecs.vlen-array"``;
     it reads back as a :class:`~zarrpy.RaggedArray` (docs/guide/strings.md).
-    ``cache`` and ``synchronizer``: as for :func:`open_array`.
+    ``cache``, ``synchronizer`` and ``subchunk_write_order``: as for
+    :func:`open_array`; an order given by a sharding codec object as
+    ``serializer=`` (zarrpy's, or zarr-python's ``ShardingCodec``) is used
+    too. ``subchunk_write_order`` needs a sharded array.
     """
     return create_array_at(
         _store(store, storage_options, "w" if overwrite else "w-", "create an array in"),
@@ -123,6 +127,7 @@ def create_array(
         chunk_key_encoding=chunk_key_encoding, overwrite=overwrite,
         write_empty_chunks=write_empty_chunks, data=data, zarr_format=zarr_format,
         order=order, dimension_separator=dimension_separator, cache=cache, synchronizer=synchronizer,
+        subchunk_write_order=subchunk_write_order,
     )
 
 
@@ -136,6 +141,7 @@ def open_array(
     write_empty_chunks: bool = False,
     cache: Cache | None = None,
     synchronizer: Synchronizer | None = None,
+    subchunk_write_order: str | None = None,
     **create_kwargs: Any,
 ) -> Array:
     """Open an existing array (modes ``r``, ``r+``, ``a``), or create one
@@ -155,6 +161,13 @@ def open_array(
     each chunk or shard a write reads and rewrites, across processes, so
     processes writing parts of the same chunks or shards lose nothing.
     Threads of one process need none (docs/reliability.md).
+
+    ``subchunk_write_order`` (``"lexicographic"``, the default,
+    ``"colexicographic"``, ``"morton"`` or ``"unordered"``): the order this
+    handle writes inner chunks in inside each shard, as zarr-python's
+    ``ShardingCodec(subchunk_write_order=...)``. It is not stored in the
+    metadata (zarr-python does not store it either), so each handle says
+    its own; reads take shards in any order (docs/guide/sharding.md).
     """
     _check_mode(mode)
     _check_format(zarr_format)
@@ -165,12 +178,12 @@ def open_array(
             create_kwargs.setdefault("dtype", "float64")
         return create_array_at(s, p, overwrite=(mode == "w"), write_empty_chunks=write_empty_chunks,
                                zarr_format=zarr_format or 3, cache=cache, synchronizer=synchronizer,
-                               **create_kwargs)
+                               subchunk_write_order=subchunk_write_order, **create_kwargs)
     if create_kwargs and mode != "a":
         raise TypeError(f"arguments for creating an array were given with mode={mode!r}, which only opens "
                         f"an existing array: {sorted(create_kwargs)}")
     return Array.open(s, p, read_only=(mode == "r"), write_empty_chunks=write_empty_chunks, zarr_format=zarr_format,
-                      cache=cache, synchronizer=synchronizer)
+                      cache=cache, synchronizer=synchronizer, subchunk_write_order=subchunk_write_order)
 
 
 def open_arrays(

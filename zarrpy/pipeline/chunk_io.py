@@ -42,6 +42,7 @@ from ..codecs.chain import BoundChain, chain_from_json
 from ..codecs.fill import fill_chunk, fixed_fill
 from ..codecs.merge import ChunkWrite
 from ..codecs.partial import ArrayPartialDecoder, DecodeOptions, reads_partially
+from ..codecs.sharding.codec import chain_with_write_order
 from ..core._typing import BytesLike, ChunkCoords, Shape
 from ..core.batches import even_runs
 from ..core.chunk_grid import RegularChunkGrid
@@ -108,6 +109,7 @@ class ChunkIO(ChunkKeys):
         self, store: Store, path: str, metadata: ArrayMetadataV3, *, write_empty_chunks: bool = False,
         cache: ChunkCache | None = None,
         synchronizer: Synchronizer | None = None,
+        subchunk_write_order: str | None = None,
     ):
         self.synchronizer = synchronizer
         """Locks keys across processes for read-modify-write, when given."""
@@ -119,6 +121,8 @@ class ChunkIO(ChunkKeys):
             self.chain = chain_from_json(metadata.codecs)  # shared by arrays with the same codecs
         except UnknownCodecError as exc:
             raise UnknownCodecError(f"{where}: {exc}") from None
+        if subchunk_write_order is not None:  # a write setting, not in the metadata
+            self.chain = chain_with_write_order(self.chain, subchunk_write_order)
         self.spec = ChunkSpec(metadata.chunk_shape, metadata.data_type, metadata.fill_value)
         self.bound: BoundChain = self.chain.bind(self.spec)
         chain = self.chain
