@@ -40,6 +40,8 @@ WRITE_ORDERS = ("lexicographic", "colexicographic", "morton", "unordered")
 """The ``subchunk_write_order`` names (zarr-python's)."""
 
 DEFAULT_WRITE_ORDER = "lexicographic"
+"""zarrpy's order (zarr-python's is ``"morton"``): C order, as zarrs and
+tensorstore write, which the streaming encoder follows band by band."""
 
 _C_ORDERS = ("lexicographic", "unordered")
 """Orders written as C order of the positions."""
