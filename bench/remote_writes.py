@@ -162,7 +162,8 @@ class Data:
         self.cfg, self.root = cfg, root
         self.image = H.make_data(cfg.size)
         c, s = cfg.chunk, cfg.shard
-        self.patch_sel = (slice(0, c), slice(s - c, s + c))  # inner chunk (0, s/c - 1) of shard (0, 0), (0, s/c) of (0, 1)
+        # inner chunk (0, s/c - 1) of shard (0, 0) and inner chunk (0, s/c) of shard (0, 1)
+        self.patch_sel = (slice(0, c), slice(s - c, s + c))
         self.patch = H.make_data(cfg.size, SEED + 7)[self.patch_sel]
         self.patched = self.image.copy()
         self.patched[self.patch_sel] = self.patch
