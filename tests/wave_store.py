@@ -4,9 +4,9 @@ every call is logged with when it was in flight.
 :class:`WaveStore` wraps any zarrpy store (a ``MemoryStore`` by default) and
 forwards every :class:`~zarrpy.stores.abc.Store` method to it. Each call
 sleeps ``latency`` seconds once -- a batch call (``get_partial_values``,
-``get_versioned``, ``set_many``) once for the whole batch, since its
-requests are in flight together -- and calls from several threads overlap,
-as requests to an object store do. The log then tells what a read costs
+``get_versioned``, ``set_many``, ``delete_many``, ``set_conditional``) once
+for the whole batch, since its requests are in flight together -- and calls
+from several threads overlap, as requests to an object store do. The log then tells what a read costs
 there:
 
 - :attr:`WaveStore.requests`: how many requests were sent, one per item of a
@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import threading
 import time
+from contextlib import AbstractContextManager
 from collections.abc import Callable, Hashable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any, TypeVar
@@ -31,6 +32,7 @@ from typing import Any, TypeVar
 from zarrpy.core.byte_range import ByteRequest, ObjectRead, VersionedRequest
 from zarrpy.stores.abc import Store
 from zarrpy.stores.memory import MemoryStore
+from zarrpy.stores.writes import ConditionalWrite
 
 _T = TypeVar("_T")
 
@@ -256,6 +258,33 @@ class WaveStore(Store):
 
     def delete_prefix(self, prefix: str) -> None:
         self._call("delete_prefix", [Request("delete", prefix)], lambda: self.inner.delete_prefix(prefix))
+
+    def delete_many(self, keys: Iterable[str]) -> None:
+        keys = list(keys)
+        if keys:
+            self._call("delete_many", [Request("delete", k) for k in keys], lambda: self.inner.delete_many(keys))
+
+    @property
+    def supports_conditional_writes(self) -> bool:  # type: ignore[override]
+        return self.inner.supports_conditional_writes
+
+    @property
+    def supports_conditional_deletes(self) -> bool:  # type: ignore[override]
+        return self.inner.supports_conditional_deletes
+
+    @property
+    def locks_updates(self) -> bool:  # type: ignore[override]
+        return self.inner.locks_updates
+
+    def set_conditional(self, writes: Sequence[ConditionalWrite]) -> list[bool]:
+        writes = list(writes)
+        if not writes:
+            return []
+        return self._call("set_conditional", [Request("set" if w.value is not None else "delete", w.key)
+                                              for w in writes], lambda: self.inner.set_conditional(writes))
+
+    def locked_for_update(self, keys: Sequence[str]) -> AbstractContextManager[None]:
+        return self.inner.locked_for_update(keys)
 
     def _set(self, key: str, value: bytes) -> None:  # set() forwards whole; kept for the ABC
         self.inner.set(key, value)

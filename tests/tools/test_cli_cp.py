@@ -252,10 +252,17 @@ def test_copying_into_itself_is_refused(tmp_path, capsys):
 
 def test_a_write_unit_over_the_budget_is_refused_before_writing(tmp_path, capsys):
     _source(tmp_path)
-    assert main(["cp", str(tmp_path / "src.zarr"), str(tmp_path / "d.zarr"), "--chunks", "100,70",
-                 "--shards", "1000,700", "--max-memory", "2MB"]) == 1
+    assert main(["cp", str(tmp_path / "src.zarr"), str(tmp_path / "d.zarr"), "--chunks", "1000,700",
+                 "--no-shards", "--max-memory", "2MB"]) == 1
     err = capsys.readouterr().err
     assert "one destination write unit of shape (1000, 700)" in err and "--max-memory 2.0 MB" in err
+    assert not (tmp_path / "d.zarr").exists()
+    # Sharded, a shard streams inner chunk by inner chunk: only an inner chunk too large is refused.
+    assert main(["cp", str(tmp_path / "src.zarr"), str(tmp_path / "d.zarr"), "--chunks", "1000,700",
+                 "--shards", "1000,700", "--max-memory", "2MB"]) == 1
+    err = capsys.readouterr().err
+    assert "one destination inner chunk of shape (1000, 700) (in shards of (1000, 700))" in err
+    assert "--max-memory 2.0 MB" in err
     assert not (tmp_path / "d.zarr").exists()
 
 

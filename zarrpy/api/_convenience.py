@@ -21,6 +21,7 @@ from ._array import Array
 from ._group import Group
 from ._create import as_data_array, compressors_argument, infer_dtype, user_shape
 from ._open import create_array, open_group
+from ._shard_writes import plan_band, streams_shards, write_shard
 from ..codecs.abc import ArrayToArrayCodec, ArrayToBytesCodec, BytesToBytesCodec
 from ..codecs.user_forms import CodecLike, CompressorsLike, FiltersLike, SerializerLike, codec_from_any
 from ..core._typing import ArrayValueLike, ChunksLike, ShapeLike, ShardsLike
@@ -33,6 +34,9 @@ from ..metadata.v3 import ArrayMetadataV3
 
 # A copy between arrays moves at most about this many bytes per step.
 _COPY_STEP_NBYTES = 64 << 20
+# Shards holding more decoded bytes than this are written inner chunk by
+# inner chunk (streamed), from source bands of at most _COPY_STEP_NBYTES / 2.
+_STREAM_SHARD_NBYTES = 16 << 20
 
 
 def _is(value: Any, word: str) -> bool:
@@ -297,12 +301,41 @@ _DEFAULTS: dict[str, Any] = {"chunks": "auto", "shards": None, "filters": None, 
 
 
 def _copy(out: Array, data: Any) -> None:
-    """Write ``data`` into ``out`` block by block (a numpy array at once)."""
+    """Write ``data`` into ``out`` block by block (a numpy array at once);
+    shards too large to hold a few of in memory are streamed from bands."""
+    if out.size and _streams(out):
+        _stream_copy(out, data)
+        return
     if isinstance(data, np.ndarray) or out.size == 0:
         out[...] = data
         return
     for region in _copy_regions(out):
         out[region] = np.asarray(data[region])
+
+
+def _streams(out: Array) -> bool:
+    """Are ``out``'s shards large enough to stream, and can they be streamed?"""
+    shards = out.shards
+    if shards is None:
+        return False
+    # An edge shard holds only the inner chunks inside the array: a shard larger than the array costs less.
+    held = [min(s, -(-n // c) * c) for s, n, c in zip(shards, out.shape, out.chunks)]
+    return math.prod(held) * max(out.dtype.itemsize, 8) > _STREAM_SHARD_NBYTES and streams_shards(out)
+
+
+def _stream_copy(out: Array, data: Any) -> None:
+    """Each shard of ``out`` written inner chunk by inner chunk, read from
+    ``data`` in bands of whole inner chunks holding at most half a copy step."""
+    itemsize = max(out.dtype.itemsize, 8)
+    band = plan_band(out, lambda b: math.prod(b) * itemsize <= _COPY_STEP_NBYTES // 2) or out.chunks
+
+    def read(region: tuple[slice, ...]) -> Any:
+        return data[region] if isinstance(data, np.ndarray) else np.asarray(data[region])
+
+    shards = out.shards
+    assert shards is not None
+    for coords in np.ndindex(*(-(-s // c) for s, c in zip(out.shape, shards))):
+        write_shard(out, coords, read, band=band)
 
 
 def _copy_regions(out: Array) -> list[tuple[slice, ...]]:

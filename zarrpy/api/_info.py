@@ -17,6 +17,7 @@ import numpy as np
 
 from ..core.dtypes import DataType
 from ..core.dtypes.optional import inner_type, is_optional
+from ..stores.abc import Store
 
 if TYPE_CHECKING:
     from ._array import Array
@@ -35,6 +36,7 @@ _LABELS = {
     "order": "Order",
     "read_only": "Read-only",
     "store": "Store type",
+    "concurrent_updates": "Concurrent updates",
     "filters": "Filters",
     "serializer": "Serializer",
     "compressors": "Compressors",
@@ -136,6 +138,10 @@ class ArrayInfo(_Info):
             order=getattr(a.metadata, "order", "C"),
             read_only=a.read_only,
             store=type(a.store).__name__,
+        )
+        if not a.read_only:
+            d["concurrent_updates"] = concurrent_updates(a.store, a.synchronizer)
+        d.update(
             filters=[c.to_json() for c in a.filters],
             serializer=a.serializer.to_json(),
             compressors=[c.to_json() for c in a.compressors],
@@ -175,6 +181,18 @@ class GroupInfo(_Info):
             arrays = sum(1 for _, node in members if node.metadata.node_type == "array")
             d.update(members=len(members), arrays=arrays, groups=len(members) - arrays)
         return cls(d)
+
+
+def concurrent_updates(store: Store, synchronizer: object) -> str:
+    """How writers in several processes updating parts of one stored chunk
+    (inner chunks of one shard) are kept from losing each other's writes."""
+    if store.supports_conditional_writes:
+        return "safe (conditional writes)"
+    if store.locks_updates:
+        return "safe on this machine (update locks)"
+    if synchronizer is not None:
+        return "safe (synchronizer)"
+    return "unsafe: write whole chunks (shards) per process, or give a synchronizer"
 
 
 def _table(fields: dict[str, Any]) -> str:

@@ -18,16 +18,20 @@ dependency explicit) and a :class:`~.shard_reads.ShardReads` (the staged
 planner of partial shard reads). This module keeps the reads and writes.
 
 Writes go the same way back: blocks are grouped by stored key, the keys that
-need their old value are locked, fetched in one batch, and each is updated
-through :meth:`BoundChain.update` (so a shard rewrites only the inner chunks
+need their old value are fetched in one batch, and each is updated through
+:meth:`BoundChain.update` (so a shard rewrites only the inner chunks
 written, with no sharding special case here); every chunk is encoded before
 the first is stored, so a codec error or a corrupt old chunk writes nothing.
+On stores with conditional writes an update is written only if its chunk is
+unchanged since the read, and redone when it changed (:mod:`.optimistic`);
+elsewhere updated keys are locked (in this process, across processes where
+the store locks updates, and by the synchronizer when there is one).
 """
 
 from __future__ import annotations
 
 import math
-from contextlib import contextmanager
+from contextlib import contextmanager, nullcontext
 from dataclasses import dataclass
 from types import EllipsisType
 from typing import Any, Callable, Hashable, Iterable, Iterator, Mapping, NamedTuple, Sequence
@@ -54,6 +58,7 @@ from .chunk_keys import ChunkKeys, Member, StoredChunk, StoredSizes
 from .synchronizer import Synchronizer
 from .concurrency import for_each_batch, map_chunks, max_workers
 from .locks import locked
+from .optimistic import update_conditionally, write_all
 from .io_pool import map_io
 from .scatter import Projection, put as _put, put_fill as _put_fill
 from .shard_reads import IndexCache, ShardReads
@@ -551,25 +556,50 @@ class ChunkIO(ChunkKeys):
 
     # -- writing -------------------------------------------------------
     def write(self, blocks: Sequence[BlockWrite]) -> None:
-        """Store ``blocks``; several may share a stored chunk (later ones win)."""
+        """Store ``blocks``; several may share a stored chunk (later ones win).
+        A stored chunk the blocks cover whole is encoded from them alone; the
+        others are read, merged and written back (see :meth:`_apply`)."""
         by_key: dict[str, list[BlockWrite]] = {}
         for b in blocks:
             by_key.setdefault(self.key(b.projection.chunk_coords), []).append(b)
-        covered = {k for k, group in by_key.items() if self._covers(group)}
-        needs_old = [k for k in by_key if k not in covered]
-        encoded: list[tuple[str, bytes | None]] = []
-
-        def encode_batch(batch: list[str]) -> None:
-            reread = [k for k in batch if k not in covered]
-            old = dict(zip(reread, self._fetch(reread)))
-            for key in batch:
-                writes = [self._chunk_write(b) for b in by_key[key]]
-                encoded.append((key, self._update(key, old.get(key), writes)))
-
-        with self._locked(needs_old):
-            for_each_batch(encode_batch, list(by_key))
-            for_each_batch(self._store_batch, encoded)
+        whole = {k: self._covers(group) for k, group in by_key.items()}
+        covered = [k for k in by_key if whole[k]]
+        needs_old = [k for k in by_key if not whole[k]]
+        self._apply(covered, needs_old, lambda key: [self._chunk_write(b) for b in by_key[key]])
         self.forget({b.projection.chunk_coords for b in blocks})
+
+    def _apply(self, covered: list[str], needs_old: list[str], writes: Callable[[str], list[ChunkWrite]]) -> None:
+        """Store the stored chunks ``covered`` (written whole) and update
+        ``needs_old`` (read, merged, written back) with ``writes(key)``.
+
+        Every chunk is encoded before the first is stored, so a codec error
+        or a corrupt old chunk writes nothing. On a store with conditional
+        writes each update is written only if its chunk did not change since
+        it was read, and is redone on what is there when it did
+        (:mod:`.optimistic`: writers in other processes lose nothing, with no
+        lock); elsewhere updates are done under this process's key locks,
+        the store's cross-process update locks and the synchronizer, if any."""
+
+        def merged(items: list[tuple[str, bytes | None]]) -> list[bytes | None]:
+            out: list[bytes | None] = [None] * len(items)
+
+            def encode_batch(batch: list[int]) -> None:
+                for i in batch:
+                    key, old = items[i]
+                    out[i] = self._update(key, old, writes(key))
+
+            for_each_batch(encode_batch, range(len(items)))
+            return out
+
+        conditional = self.store.supports_conditional_writes
+        with self._locked(needs_old, across_processes=not conditional):
+            if conditional:
+                whole = list(zip(covered, merged([(k, None) for k in covered])))
+                update_conditionally(self.store, needs_old, merged, self._empty_value, first=whole)
+            else:
+                old = dict(zip(needs_old, self._fetch(needs_old)))
+                keys = covered + needs_old
+                self._store_all(list(zip(keys, merged([(k, old.get(k)) for k in keys]))))
 
     def _chunk_write(self, b: BlockWrite) -> ChunkWrite:
         proj = b.projection
@@ -602,6 +632,19 @@ class ChunkIO(ChunkKeys):
             else:
                 self.store.set(key, data)
 
+    def _store_all(self, encoded: list[tuple[str, bytes | None]]) -> None:
+        """Write (or, for None, delete) every stored chunk: local files from
+        the chunk pool, batch by batch; elsewhere every write in one batch
+        of concurrent requests and every delete in one batched delete."""
+        if self.store.reads_in_place or not self.store.supports_deletes:
+            for_each_batch(self._store_batch, encoded)
+        else:
+            write_all(self.store, encoded)
+
+    def _empty_value(self) -> bytes:
+        """The stored chunk that holds only the fill value (a shard: no inner chunk)."""
+        return self.bound.encode(fill_chunk(self.spec))
+
     def remove(self, key: str) -> None:
         """Delete a stored chunk that holds only the fill value. A store that
         cannot delete (a zip archive) gets the encoded fill chunk instead
@@ -612,14 +655,17 @@ class ChunkIO(ChunkKeys):
             self.store.set(key, self.bound.encode(fill_chunk(self.spec)))
 
     @contextmanager
-    def _locked(self, keys: Sequence[str]) -> Iterator[None]:
-        """This process's per-key locks, and the synchronizer's when there is one."""
+    def _locked(self, keys: Sequence[str], *, across_processes: bool = True) -> Iterator[None]:
+        """This process's per-key locks; ``across_processes``, also the
+        store's update locks (:meth:`~zarrpy.stores.abc.Store.locked_for_update`);
+        and the synchronizer's when there is one."""
         with locked(self._lock_token, keys):
-            if self.synchronizer is None:
-                yield
-            else:
-                with self.synchronizer.locked(self._lock_token, keys):
+            with self.store.locked_for_update(keys) if across_processes and keys else nullcontext():
+                if self.synchronizer is None:
                     yield
+                else:
+                    with self.synchronizer.locked(self._lock_token, keys):
+                        yield
 
     @property
     def _lock_token(self) -> Hashable:
@@ -649,9 +695,7 @@ class ChunkIO(ChunkKeys):
                 ChunkWrite(sel, fill_chunk(self.spec, tuple(s.stop - s.start for s in sel)))
                 for sel in _outside(keep, chunk)
             ]
-            with self._locked([key]):
-                data = self._update(key, self.store.get(key), writes)
-                self._store_batch([(key, data)])
+            self._apply([], [key], lambda _: writes)
 
 
 def _outside(keep: Shape, shape: Shape) -> list[tuple[slice, ...]]:

@@ -25,24 +25,7 @@ from collections.abc import Callable, Hashable, Iterable, Iterator
 from contextlib import AbstractContextManager, ExitStack, contextmanager
 from typing import Protocol
 
-if os.name == "nt":  # pragma: no cover - exercised on Windows only
-    import msvcrt
-
-    def _lock_fd(fd: int) -> None:
-        msvcrt.locking(fd, msvcrt.LK_LOCK, 1)  # type: ignore[attr-defined]
-
-    def _unlock_fd(fd: int) -> None:
-        os.lseek(fd, 0, os.SEEK_SET)
-        msvcrt.locking(fd, msvcrt.LK_UNLCK, 1)  # type: ignore[attr-defined]
-
-else:
-    import fcntl
-
-    def _lock_fd(fd: int) -> None:
-        fcntl.flock(fd, fcntl.LOCK_EX)
-
-    def _unlock_fd(fd: int) -> None:
-        fcntl.flock(fd, fcntl.LOCK_UN)
+from ..stores._update_locks import lock_file as _lock_fd, unlock_file as _unlock_fd
 
 
 class Synchronizer(Protocol):

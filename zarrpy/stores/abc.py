@@ -180,6 +180,12 @@ class Store(ABC):
         for key, value in items:
             self.set(key, value)
 
+    batches_writes: bool = False
+    """True when :meth:`set_many` and :meth:`delete_many` keep up to
+    :attr:`request_concurrency` requests in flight themselves (or delete in
+    batched requests); False: callers wanting many writes in flight split
+    them over threads."""
+
     def delete_many(self, keys: Iterable[str]) -> None:
         """Remove many keys (missing ones are not an error); stores that can
         delete in batches (S3's ``DeleteObjects``) override this."""

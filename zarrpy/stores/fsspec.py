@@ -16,7 +16,9 @@ size lookup, only when they happen. Any other failure is a
 
 Writes go through ``fs.pipe_file``; their atomicity is the filesystem's (object
 stores replace whole objects; fsspec's local filesystem does not — use
-:class:`~zarrpy.stores.local.LocalStore` for local files). On fsspec's local
+:class:`~zarrpy.stores.local.LocalStore` for local files). Streamed writes
+(:meth:`FsspecStore.open_writer`) are multipart uploads on S3 (see
+:mod:`zarrpy.stores._stream_s3`) and buffered until commit elsewhere. On fsspec's local
 filesystem a write goes to a temporary file named as LocalStore names them
 (so ``zarrpy verify`` finds one a killed writer left) and is renamed over the
 target; symbolic links are followed as fsspec follows them (keeping keys
@@ -35,6 +37,15 @@ S3 (see :mod:`zarrpy.stores._fsspec_versioned`), local files and fsspec's
 memory filesystem. Batches keep at most ``request_concurrency`` requests in
 flight (a constructor and :meth:`FsspecStore.from_url` argument, kept
 through pickling).
+
+Writes are one request each: ``set`` one PUT, ``delete`` one DELETE (no HEAD,
+no listing). :meth:`FsspecStore.set_many` sends its PUTs at once on async
+filesystems, :meth:`FsspecStore.delete_many` removes up to 1000 keys per
+``DeleteObjects`` request on S3. On S3 the store writes conditionally
+(:meth:`FsspecStore.set_conditional`: ``IfMatch`` with the ETag
+``get_versioned`` reported, ``IfNoneMatch="*"`` for a new object; deletes
+too), so read-modify-write needs no lock; see
+:mod:`zarrpy.stores._fsspec_writes`.
 
 Sizes (``getsize``, ``list_prefix_with_sizes``) come from ``fs.info`` and
 ``fs.find(detail=True)``: one listing on object stores; where a listing
@@ -57,7 +68,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import os
-from typing import Any, Iterator, Sequence
+from typing import Any, Awaitable, Callable, Iterable, Iterator, Sequence, TypeVar
 
 import fsspec
 from fsspec.asyn import AsyncFileSystem, sync
@@ -70,9 +81,16 @@ from ..core.byte_range import ByteRequest, ObjectRead, OffsetRequest, RangeReque
 from ..errors import KeyNotFoundError, ReadOnlyError, StoreError
 from ._concurrent import bounded, concurrency_setting
 from ._fsspec_versioned import reader_of
+from ._fsspec_writes import (
+    S3_DELETE_BATCH, is_s3, put_one, remove_one, s3_conditional, s3_conditions_known, s3_delete_batch, s3_etag,
+)
 from ._ranges import clamp, is_empty, trim
+from ._stream_s3 import PART_NBYTES, PARTS_IN_FLIGHT, S3ObjectWriter
 from ._tempfiles import TMP_PREFIX, temp_name
 from .abc import Store, store_error, validate_key, validate_prefix
+from .writes import ABSENT, ConditionalWrite, ObjectWriter
+
+T = TypeVar("T")
 
 # Marks a local temporary file of an in-progress write (never listed; older
 # zarrpy versions put the mark after the target's name, hence "in", not "startswith").
@@ -182,6 +200,7 @@ class FsspecStore(Store):
             self.request_concurrency = concurrency_setting(request_concurrency)
         self._url: str | None = None
         self._storage_options: dict[str, Any] | None = None
+        self.streams_writes = is_s3(fs)
 
     @classmethod
     def from_url(
@@ -420,6 +439,25 @@ class FsspecStore(Store):
                     os.unlink(target)
             raise self._error("write", key, exc) from exc
 
+    write_part_nbytes: int = PART_NBYTES
+    """The part size of a streamed write to S3 (:meth:`open_writer`): 5 MiB
+    (S3's minimum) to 5 GiB; an attribute to set on the object."""
+    write_parts_in_flight: int = PARTS_IN_FLIGHT
+    """How many parts of a streamed write to S3 upload at once while the
+    writer goes on; it holds at most ``(write_parts_in_flight + 1) *
+    write_part_nbytes`` bytes."""
+
+    def open_writer(self, key: str) -> ObjectWriter:
+        """On S3, a multipart upload sent part by part as the bytes come
+        and completed at commit (see :mod:`zarrpy.stores._stream_s3`); other
+        filesystems buffer the bytes and write them at commit (fsspec's own
+        write mode is not atomic everywhere: a local file would be torn)."""
+        if not self.streams_writes:
+            return super().open_writer(key)
+        self._check_writable(key)
+        return S3ObjectWriter(self, validate_key(key), self.fs, self._full(key),
+                              self.write_part_nbytes, self.write_parts_in_flight)
+
     def _delete(self, key: str) -> None:
         path = self._full(key)
         try:
@@ -428,6 +466,147 @@ class FsspecStore(Store):
             pass
         except Exception as exc:  # noqa: BLE001
             raise self._error("delete", key, exc) from exc
+
+    # -- batched and conditional writes (zarrpy.stores._fsspec_writes) ---------
+    _conditional: bool | None = None
+    """Whether conditional writes are sent (None: not yet asked)."""
+
+    @property
+    def supports_conditional_writes(self) -> bool:
+        """True on S3 (s3fs) whose botocore sends ``IfMatch`` and
+        ``IfNoneMatch`` (asked of the client once); False on other
+        filesystems. Setting it to False turns conditional writes off."""
+        if self._conditional is None:
+            self._conditional = is_s3(self.fs) and bool(sync(self.fs.loop, s3_conditions_known, self.fs))
+        return self._conditional
+
+    @supports_conditional_writes.setter
+    def supports_conditional_writes(self, value: bool) -> None:
+        self._conditional = None if value else False  # True: as the filesystem allows
+
+    @property
+    def supports_conditional_deletes(self) -> bool:  # type: ignore[override]
+        """As :attr:`supports_conditional_writes`: S3 deletes with ``IfMatch``."""
+        return self.supports_conditional_writes
+
+    def set_conditional(self, writes: Sequence[ConditionalWrite]) -> list[bool]:
+        """Each write one ``put_object`` / ``delete_object`` with ``IfMatch``
+        (the ETag :meth:`get_versioned` reported) or ``IfNoneMatch="*"``
+        (:data:`~zarrpy.stores.writes.ABSENT`), all at once on s3fs's loop, at
+        most :attr:`request_concurrency` in flight; False where S3 refused the
+        condition (see :mod:`zarrpy.stores._fsspec_writes`)."""
+        if not self.supports_conditional_writes:
+            return super().set_conditional(writes)
+        writes = [w if w.value is None or isinstance(w.value, bytes) else w._replace(value=bytes(w.value))
+                  for w in writes]
+        for w in writes:
+            self._check_writable(w.key)
+            validate_key(w.key)
+            if w.expected is not ABSENT:
+                try:
+                    s3_etag(w.expected)
+                except TypeError as exc:
+                    raise self._error("write", w.key, exc) from exc
+        fs, paths = self.fs, [self._full(w.key) for w in writes]
+
+        async def one(i: int) -> bool:
+            return await s3_conditional(fs, paths[i], writes[i].value, writes[i].expected)
+
+        results = self._concurrently(one, range(len(writes)))
+        done: list[bool] = []
+        for w, result in zip(writes, results):
+            if isinstance(result, BaseException):
+                raise self._error("delete" if w.value is None else "write", w.key, result) from result
+            done.append(result)
+        return done
+
+    @property
+    def batches_writes(self) -> bool:  # type: ignore[override]
+        """True on async filesystems (S3, GCS …): :meth:`set_many` and
+        :meth:`delete_many` keep their requests in flight together (or
+        delete in batched requests)."""
+        return isinstance(self.fs, AsyncFileSystem)
+
+    def set_many(self, items: Iterable[tuple[str, bytes]]) -> None:
+        """On async filesystems (S3, GCS …) one PUT per value, all at once,
+        at most :attr:`request_concurrency` in flight (no HEAD, no listing);
+        elsewhere value by value."""
+        pairs: list[tuple[str, bytes]] = []
+        refused: StoreError | None = None  # a key no write accepts: the ones before it are written
+        try:
+            for key, value in items:
+                self._check_writable(key)
+                pairs.append((validate_key(key), value if isinstance(value, bytes) else bytes(value)))
+        except StoreError as exc:
+            refused = exc
+        if not isinstance(self.fs, AsyncFileSystem) or len(pairs) < 2:
+            for key, value in pairs:
+                self._set(key, value)
+        else:
+            fs = self.fs
+
+            async def one(pair: tuple[str, bytes]) -> None:
+                await put_one(fs, self._full(pair[0]), pair[1])
+
+            for (key, _), result in zip(pairs, self._concurrently(one, pairs)):
+                if isinstance(result, BaseException):
+                    raise self._error("write", key, result) from result
+        if refused is not None:
+            raise refused
+
+    def delete_many(self, keys: Iterable[str]) -> None:
+        """On S3 one ``DeleteObjects`` request per :data:`~zarrpy.stores._fsspec_writes.S3_DELETE_BATCH`
+        keys; on other async filesystems one delete per key, all at once (at
+        most :attr:`request_concurrency` in flight); elsewhere key by key."""
+        names: list[str] = []
+        refused: StoreError | None = None  # a key no delete accepts: the ones before it are removed
+        try:
+            for key in keys:
+                self._check_writable(key)
+                names.append(validate_key(key))
+        except StoreError as exc:
+            refused = exc
+        self._delete_all(list(dict.fromkeys(names)))
+        if refused is not None:
+            raise refused
+
+    def _delete_all(self, names: list[str]) -> None:
+        """:meth:`delete_many` of checked keys."""
+        if not isinstance(self.fs, AsyncFileSystem) or len(names) < 2:
+            for key in names:
+                self._delete(key)
+            return
+        fs, paths = self.fs, [self._full(key) for key in names]
+        key_of = dict(zip(paths, names))
+        if is_s3(fs):
+            batches = [paths[i : i + S3_DELETE_BATCH] for i in range(0, len(paths), S3_DELETE_BATCH)]
+            for batch, result in zip(batches, self._concurrently(lambda b: s3_delete_batch(fs, b), batches)):
+                if isinstance(result, BaseException):
+                    raise self._error("delete", key_of[batch[0]], result) from result
+                for path, why in result:
+                    raise self._error("delete", key_of[path], OSError(why))
+            return
+        for key, failed in zip(names, self._concurrently(lambda p: remove_one(fs, p), paths)):
+            if isinstance(failed, BaseException):
+                raise self._error("delete", key, failed) from failed
+
+    def delete_prefix(self, prefix: str) -> None:
+        """Every key under ``prefix`` removed with :meth:`delete_many` (one
+        listing, then batched deletes on S3)."""
+        self.delete_many(list(self.list_prefix(validate_prefix(prefix))))
+
+    def _concurrently(self, func: Callable[[Any], Awaitable[T]], items: Iterable[Any]) -> list[T | BaseException]:
+        """``func(item)`` for every item on the filesystem's loop, at most
+        :attr:`request_concurrency` at once; results (or exceptions) in order."""
+        todo = list(items)
+        if not todo:
+            return []
+
+        async def all_of() -> list[T | BaseException]:
+            return await bounded(self.request_concurrency, func, todo)
+
+        results: list[T | BaseException] = sync(self.fs.loop, all_of)
+        return results
 
     # -- listing -------------------------------------------------------------
     def list_prefix(self, prefix: str) -> Iterator[str]:

@@ -4,6 +4,8 @@ Key ``"a/b/c"`` is the file ``<root>/a/b/c``. Writes are atomic: the value
 goes to a temporary file in the target's own directory, which is then renamed
 over the target with :func:`os.replace`, so a reader sees the old value or the
 new one, never a mix, and a failed write leaves the old value in place.
+:meth:`LocalStore.open_writer` streams a value into such a temporary file
+piece by piece and renames it at commit (:mod:`zarrpy.stores._stream_local`).
 Deleting a key removes directories that became empty, up to (not including)
 the root.
 
@@ -33,6 +35,13 @@ leaves it behind: the next write into that directory removes the stale ones
 many chunks does not rescan a large directory), and ``zarrpy verify --clean``
 removes them all. A live writer's temporary file is never removed.
 
+**Update locks.** Local files have no conditional write, so a
+read-modify-write of part of an object (inner chunks of a shard) runs under
+:meth:`LocalStore.locked_for_update`: per-key advisory locks shared by the
+processes of this machine, in lock files outside the root (the listing never
+shows them). Writers on several machines sharing one network directory need
+a synchronizer instead (:mod:`zarrpy.stores._update_locks`).
+
 Failures of the filesystem (permission denied, disk full, a key that is a
 FIFO …) raise :class:`~zarrpy.errors.StoreError` naming the key, with the
 ``OSError`` chained. A missing key, or a key that is a directory, reads as None.
@@ -55,7 +64,9 @@ from ..core.byte_range import ByteRequest, ObjectRead, VersionedRequest
 from ..errors import InvalidKeyError, KeyNotFoundError, StoreError
 from . import _tempfiles
 from ._files import HAS_PREAD, OpenFile, file_version
+from ._stream_local import LocalObjectWriter, TempFile
 from ._confine import DIR_FD, Confined, real_path
+from ._update_locks import update_locks
 from .abc import KeyReader, Store, store_error, validate_key, validate_prefix
 
 T = TypeVar("T")
@@ -385,35 +396,45 @@ class LocalStore(Store):
 
     # -- writes ------------------------------------------------------------
     def _set(self, key: str, value: bytes) -> None:
-        parts = self._parts(key)
-        self._check_inside(key, parts, "write")
-        parent = self._path(parts[:-1])
         try:
-            if DIR_FD:
-                self._set_in_dir(key, parent, parts[-1], value)
-            else:
-                self._set_by_path(key, parent, parts[-1], value)
+            temp = self._open_temp(key)
+            try:
+                temp.write(value)
+                temp.commit()
+            except BaseException:
+                temp.discard()
+                raise
         except StoreError:
             raise
         except OSError as exc:
             raise store_error(self, "write", key, exc) from exc
 
-    def _set_in_dir(self, key: str, parent: str, name: str, value: bytes) -> None:
-        """Write through a descriptor of ``parent`` checked to lie in the root."""
-        dir_fd, tmp, fd = self._create_temp(key, parent, name)
+    streams_writes = True
+
+    def open_writer(self, key: str) -> LocalObjectWriter:
+        """A writer appending to a temporary file next to ``key``'s file (made
+        and checked as :meth:`set` makes it), renamed over it at commit."""
+        self._check_writable(key)
         try:
-            try:
-                with os.fdopen(fd, "wb") as f:
-                    f.write(value)
-                os.replace(tmp, name, src_dir_fd=dir_fd, dst_dir_fd=dir_fd)
-            except BaseException:
-                try:
-                    os.unlink(tmp, dir_fd=dir_fd)
-                except OSError:
-                    pass
-                raise
-        finally:
-            os.close(dir_fd)
+            return LocalObjectWriter(self, key, self._open_temp(key))
+        except StoreError:
+            raise
+        except OSError as exc:
+            raise store_error(self, "write", key, exc) from exc
+
+    def _open_temp(self, key: str) -> TempFile:
+        """A fresh temporary file for a new value of ``key``, in the
+        directory of its file (made if missing), through a descriptor of that
+        directory checked to lie in the root where the platform has ``dir_fd``
+        (else the check before writing is all)."""
+        parts = self._parts(key)
+        self._check_inside(key, parts, "write")
+        parent = self._path(parts[:-1])
+        if DIR_FD:
+            dir_fd, tmp, fd = self._create_temp(key, parent, parts[-1])
+            return TempFile(fd, tmp, parts[-1], dir_fd, parent)
+        tmp, fd = self._create_temp_by_path(parent, parts[-1])
+        return TempFile(fd, tmp, parts[-1], None, parent)
 
     def _create_temp(self, key: str, parent: str, name: str) -> tuple[int, str, int]:
         """``(parent's descriptor, temporary name, its descriptor)``.
@@ -444,28 +465,19 @@ class LocalStore(Store):
                 raise
         raise AssertionError("unreachable")
 
-    def _set_by_path(self, key: str, parent: str, name: str, value: bytes) -> None:
-        """Platforms without ``dir_fd`` (Windows): the check before writing is all."""
+    def _create_temp_by_path(self, parent: str, name: str) -> tuple[str, int]:
+        """``(temporary name in parent, its descriptor)`` on platforms without
+        ``dir_fd`` (Windows), with the same retry as :meth:`_create_temp`."""
         for attempt in range(_MAKEDIRS_RETRIES):
             os.makedirs(parent, exist_ok=True)
             self._sweep(parent)
-            tmp = os.path.join(parent, _tempfiles.temp_name(name))
+            tmp = _tempfiles.temp_name(name)
             try:
-                fd = os.open(tmp, _TEMP_FLAGS, 0o666)
-                break
+                return tmp, os.open(os.path.join(parent, tmp), _TEMP_FLAGS, 0o666)
             except FileNotFoundError:
                 if attempt == _MAKEDIRS_RETRIES - 1:
                     raise
-        try:
-            with os.fdopen(fd, "wb") as f:
-                f.write(value)
-            os.replace(tmp, os.path.join(parent, name))
-        except BaseException:
-            try:
-                os.unlink(tmp)
-            except OSError:
-                pass
-            raise
+        raise AssertionError("unreachable")
 
     def _sweep(self, directory: str) -> None:
         """Remove stale temporary files of killed writers from ``directory``
@@ -563,6 +575,22 @@ class LocalStore(Store):
             except OSError:
                 return  # not empty (or gone, or busy, or a link): stop climbing
             directory = os.path.dirname(directory)
+
+    # -- update locks (zarrpy.stores._update_locks) ------------------------------
+    locks_updates = True
+
+    def locked_for_update(self, keys: Sequence[str]) -> AbstractContextManager[None]:
+        """Hold, across the processes of this machine, the update locks of
+        ``keys`` for the block (advisory lock files outside the store, shared
+        by every path to the root; see :mod:`zarrpy.stores._update_locks`
+        for where they are and their limits). A read-only store writes
+        nothing and takes none."""
+        if self.read_only:
+            return nullcontext()
+        names = list(keys)
+        for key in names:
+            self._parts(key)  # a key no write would accept locks nothing
+        return update_locks(self._confined.root, names)
 
     # -- listing -----------------------------------------------------------
     def list_prefix(self, prefix: str) -> Iterator[str]:

@@ -47,10 +47,13 @@ class _Versions:
     value is identified by its object, so a value replaced in the mapping
     (through any store over it, or behind their back) gets a new serial."""
 
-    __slots__ = ("table", "__weakref__")
+    __slots__ = ("table", "lock", "__weakref__")
 
     def __init__(self) -> None:
         self.table: dict[str, tuple[int, int]] = {}
+        self.lock = threading.Lock()
+        """The lock of every store over the mapping, so a conditional write's
+        check and write are one step for all of them."""
 
     def of(self, key: str, value: bytes) -> int:
         """The version of ``value``, now under ``key`` (call under the store's lock)."""
@@ -108,8 +111,8 @@ class MemoryStore(Store):
         self, store_dict: MutableMapping[str, bytes] | None = None, read_only: bool = False
     ) -> None:
         self._data: MutableMapping[str, bytes] = {} if store_dict is None else store_dict
-        self._lock = threading.Lock()
         self._versions = _versions_of(self._data)
+        self._lock = self._versions.lock
         self.read_only = read_only
 
     @contextmanager
@@ -226,8 +229,8 @@ class MemoryStore(Store):
 
     def __setstate__(self, state: dict[str, Any]) -> None:
         self._data = state["data"]
-        self._lock = threading.Lock()
         self._versions = _versions_of(self._data)
+        self._lock = self._versions.lock
         self.read_only = state["read_only"]
 
     def __repr__(self) -> str:

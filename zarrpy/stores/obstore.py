@@ -29,7 +29,17 @@ is asked not to merge them again (``coalesce=0``, where obstore has it).
 and a precondition failure is a changed object. Listing uses ``obstore.list`` (sizes come with it) and
 ``obstore.list_with_delimiter``; writes ``obstore.put`` (atomic: object
 stores replace whole objects, obstore's ``LocalStore`` renames a temporary
-file); ``delete_prefix`` is one bulk ``obstore.delete``.
+file); streamed writes obstore's ``open_writer`` (multipart uploads, see
+:mod:`zarrpy.stores._stream_obstore`); ``delete_prefix`` is one bulk ``obstore.delete``.
+
+**Safe updates.** Over S3, Azure and memory stores
+:meth:`ObjectStore.set_conditional` is one ``put`` per write with
+``mode="create"`` or ``mode={"e_tag": <version>}`` (the ETag
+``get_versioned`` reported), checked by the backend; obstore deletes
+nothing conditionally. Over obstore's LocalStore, which has no conditional
+update, :meth:`ObjectStore.locked_for_update` takes the same cross-process
+locks as zarrpy's LocalStore. ``set_many`` sends its puts at once,
+``delete_many`` is one bulk ``obstore.delete``.
 
 **Same answers as every zarrpy store.** Keys are checked first (no ``..``);
 a range past the end is clamped, a start at or past the end gives ``b""``
@@ -47,23 +57,28 @@ from __future__ import annotations
 
 import asyncio
 import functools
+from contextlib import AbstractContextManager, nullcontext
 import importlib
 import os
 import pickle
 import sys
 from pathlib import Path
-from typing import Any, Awaitable, Callable, Hashable, Iterator, Sequence, TypeVar
+from typing import Any, Awaitable, Callable, Hashable, Iterable, Iterator, Sequence, TypeVar
 
 from fsspec.asyn import get_loop, sync
 
 from ..core.byte_range import (
     UNKNOWN_SIZE, ByteRequest, ObjectRead, OffsetRequest, RangeRequest, SuffixRequest, VersionedRequest,
 )
-from ..errors import KeyNotFoundError
+from ..errors import KeyNotFoundError, StoreError
 from ._concurrent import bounded, concurrency_setting
 from ._ranges import clamp, is_empty, trim, versioned_answer
+from ._stream_obstore import ObstoreObjectWriter
+from ._stream_s3 import PART_NBYTES, PARTS_IN_FLIGHT, check_part_settings
+from ._update_locks import update_locks
 from ._wrapped import pickle_wrapped
 from .abc import Store, store_error, validate_key, validate_prefix
+from .writes import ABSENT, ConditionalWrite, ObjectWriter
 
 T = TypeVar("T")
 
@@ -80,6 +95,16 @@ _BUCKETS = {
 }
 
 _LIST_CHUNK = 1000
+
+# Stores whose writer sends parts as they come (obstore's memory store keeps
+# them until close, and HTTP has no multipart uploads: those buffer).
+_STREAMING_KINDS = ("S3Store", "GCSStore", "AzureStore", "LocalStore")
+
+# obstore stores whose ``put`` honours ``mode="create"`` and ``mode={"e_tag": …}``
+# with the ETag that ``get`` reports. Not LocalStore (object_store has no
+# update mode there), GCSStore (its update mode takes the generation, which
+# get_versioned does not report) nor HTTPStore.
+_CONDITIONAL_KINDS = ("S3Store", "AzureStore", "MemoryStore")
 
 
 def _obstore() -> Any:
@@ -202,6 +227,7 @@ class ObjectStore(Store):
         if kind in ("MemoryStore", "LocalStore"):
             self.whole_read_nbytes = 1 << 20  # as zarrpy's memory and local stores
         self._process_local = kind == "MemoryStore"
+        self.streams_writes = kind in _STREAMING_KINDS
         self._url = _url_of(store, self.prefix)
         exceptions = importlib.import_module("obstore.exceptions")
         self._missing: tuple[type[BaseException], ...] = (FileNotFoundError,) + tuple(
@@ -451,6 +477,24 @@ class ObjectStore(Store):
         except Exception as exc:  # noqa: BLE001
             raise store_error(self, "write", key, exc) from exc
 
+    write_part_nbytes: int = PART_NBYTES
+    """The part size of a streamed write (:meth:`open_writer`; obstore's
+    ``buffer_size``): 5 MiB (S3's minimum) to 5 GiB."""
+    write_parts_in_flight: int = PARTS_IN_FLIGHT
+    """Parts of a streamed write uploading at once (obstore's ``max_concurrency``)."""
+
+    def open_writer(self, key: str) -> ObjectWriter:
+        """On S3, GCS, Azure and local obstore stores, obstore's own writer:
+        a multipart upload sent part by part, completed at commit, aborted
+        otherwise (see :mod:`zarrpy.stores._stream_obstore`). In memory and
+        over HTTP: the bytes are buffered and written at commit."""
+        if not self.streams_writes:
+            return super().open_writer(key)
+        self._check_writable(key)
+        check_part_settings(self.write_part_nbytes, self.write_parts_in_flight)
+        return ObstoreObjectWriter(self, key, self._obs, self.store, self._path(key),
+                                   self.write_part_nbytes, self.write_parts_in_flight)
+
     def _delete(self, key: str) -> None:
         path = self._path(key)
         try:
@@ -477,6 +521,137 @@ class ObjectStore(Store):
         except Exception:  # noqa: BLE001 - some were gone, or no bulk delete: key by key
             for path in paths:
                 self.delete(path[len(self._prefix) :])
+
+    # -- conditional writes and batches ------------------------------------------------
+    _conditional: bool | None = None
+    """Whether conditional writes are sent (None: as the backend allows)."""
+
+    @property
+    def supports_conditional_writes(self) -> bool:
+        """True over obstore's S3 (unless its ``conditional_put`` is
+        ``"disabled"``), Azure and memory stores: ``put`` with
+        ``mode="create"`` or ``mode={"e_tag": <version>}``, checked by the
+        backend. Setting it to False turns conditional writes off."""
+        if self._conditional is None:
+            kind = type(self.store).__name__
+            config = getattr(self.store, "config", None) or {}
+            disabled = str(config.get("conditional_put", config.get("aws_conditional_put", ""))).lower() == "disabled"
+            self._conditional = kind in _CONDITIONAL_KINDS and not disabled
+        return self._conditional
+
+    @supports_conditional_writes.setter
+    def supports_conditional_writes(self, value: bool) -> None:
+        self._conditional = None if value else False  # True: as the backend allows
+
+    # supports_conditional_deletes stays False: obstore's delete takes no condition.
+
+    @property
+    def locks_updates(self) -> bool:  # type: ignore[override]
+        """True over obstore's LocalStore, which has no conditional update:
+        :meth:`locked_for_update` takes the update locks of zarrpy's
+        :class:`~zarrpy.stores.local.LocalStore` for the same directory
+        (shared with it; see :mod:`zarrpy.stores._update_locks`)."""
+        return type(self.store).__name__ == "LocalStore"
+
+    def locked_for_update(self, keys: Sequence[str]) -> AbstractContextManager[None]:
+        """Over obstore's LocalStore, the cross-process update locks of
+        ``keys`` (none for a read-only store); elsewhere none."""
+        if not self.locks_updates or self.read_only:
+            return nullcontext()
+        names = [validate_key(key) for key in keys]
+        root = os.path.abspath(os.fspath(getattr(self.store, "prefix", None) or os.sep))
+        return update_locks(os.path.join(root, *self.prefix.split("/")) if self.prefix else root, names)
+
+    def set_conditional(self, writes: Sequence[ConditionalWrite]) -> list[bool]:
+        """Each write one ``put`` with ``mode="create"`` (:data:`~zarrpy.stores.writes.ABSENT`)
+        or ``mode={"e_tag": <version>}`` (the version :meth:`get_versioned`
+        reported), all at once, at most :attr:`request_concurrency` in
+        flight; False where the backend refused the condition
+        (``AlreadyExistsError``, ``PreconditionError``). Deletes (a value of
+        None) are refused: obstore cannot delete conditionally."""
+        if not self.supports_conditional_writes:
+            return super().set_conditional(writes)
+        todo: list[tuple[str, bytes, Any]] = []
+        for key, value, expected in writes:
+            self._check_writable(key)
+            path = self._path(key)
+            if value is None:
+                raise store_error(self, "delete", key, ValueError(
+                    "obstore cannot delete conditionally (supports_conditional_deletes is False)"))
+            if expected is not ABSENT and (not isinstance(expected, str) or not expected):
+                raise store_error(self, "write", key, TypeError(
+                    f"an obstore version is the ETag string get_versioned reports, not {expected!r}"))
+            todo.append((path, value if isinstance(value, bytes) else bytes(value),
+                         "create" if expected is ABSENT else {"e_tag": expected}))
+        exceptions = importlib.import_module("obstore.exceptions")
+        refused: tuple[type[BaseException], ...] = tuple(
+            c for c in (getattr(exceptions, n, None) for n in ("AlreadyExistsError", "PreconditionError"))
+            if isinstance(c, type) and issubclass(c, BaseException))
+
+        async def one(item: tuple[str, bytes, Any]) -> bool:
+            path, value, mode = item
+            try:
+                await self._obs.put_async(self.store, path, value, mode=mode)
+            except refused:
+                return False
+            return True
+
+        results = self._run(bounded, self.request_concurrency, one, todo) if todo else []
+        done: list[bool] = []
+        for w, result in zip(writes, results):
+            if isinstance(result, BaseException):
+                raise store_error(self, "write", w.key, result) from result
+            done.append(result)
+        return done
+
+    batches_writes = True
+    """:meth:`set_many` keeps its puts in flight together, :meth:`delete_many` is one bulk delete."""
+
+    def set_many(self, items: Iterable[tuple[str, bytes]]) -> None:
+        """One ``put`` per value, all at once, at most :attr:`request_concurrency` in flight."""
+        pairs: list[tuple[str, bytes]] = []
+        refused: StoreError | None = None  # a key no write accepts: the ones before it are written
+        try:
+            for key, value in items:
+                self._check_writable(key)
+                pairs.append((self._path(key), value if isinstance(value, bytes) else bytes(value)))
+        except StoreError as exc:
+            refused = exc
+
+        async def one(pair: tuple[str, bytes]) -> None:
+            await self._obs.put_async(self.store, *pair)
+
+        results = self._run(bounded, self.request_concurrency, one, pairs) if pairs else []
+        for (path, _), result in zip(pairs, results):
+            if isinstance(result, BaseException):
+                raise store_error(self, "write", path[len(self._prefix) :], result) from result
+        if refused is not None:
+            raise refused
+
+    def delete_many(self, keys: Iterable[str]) -> None:
+        """One bulk ``obstore.delete`` (S3: ``DeleteObjects`` per 1000 keys;
+        Azure: batches of 256; elsewhere concurrent single deletes); where
+        it fails (a backend that refuses a missing key), key by key."""
+        names: list[str] = []
+        refused: StoreError | None = None  # a key no delete accepts: the ones before it are removed
+        try:
+            for key in keys:
+                self._check_writable(key)
+                names.append(validate_key(key))
+        except StoreError as exc:
+            refused = exc
+        names = list(dict.fromkeys(names))
+        if len(names) < 2:
+            for key in names:
+                self._delete(key)
+        else:
+            try:
+                self._obs.delete(self.store, [self._path(key) for key in names])
+            except Exception:  # noqa: BLE001 - some were missing, or no bulk delete: key by key
+                for key in names:
+                    self._delete(key)
+        if refused is not None:
+            raise refused
 
     # -- listing ---------------------------------------------------------------------------
     def _list(self, prefix: str) -> list[tuple[str, int]]:

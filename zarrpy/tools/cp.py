@@ -17,12 +17,26 @@ thread a destination unit being encoded (:data:`UNIT_COPIES`) and a source
 chunk being decoded (:data:`SOURCE_COPIES`). A region is read with
 ``source[region]`` and written with ``dest[region] = data``, which covers
 whole destination shards or chunks, so nothing is read back from the
-destination; it is dropped before the next is read. A destination write
-unit that alone does not fit is refused before anything is written
-(:class:`MemoryBudgetError`). Not counted: the interpreter and its modules,
-the scratch buffers threads keep (:mod:`zarrpy.core.scratch`), allocator
-slack, and the listing of the source's stored chunk keys. Regions holding
-no stored source chunk are skipped (they are fill only).
+destination; it is dropped before the next is read.
+
+**Shards larger than memory.** When one destination shard does not fit,
+shards are streamed (:mod:`zarrpy.pipeline.shard_stream`): each is written
+inner chunk by inner chunk, its index last, read from the source in bands
+of whole inner chunks (:func:`plan_stream_band`) as large as
+:func:`stream_in_flight` allows: the band's elements, the inner chunks
+being encoded (:func:`~zarrpy.pipeline.shard_stream.in_flight_nbytes`) and
+per codec thread a source chunk being decoded. So any shard size copies
+within ``max_memory``; only an inner chunk that alone does not fit is
+refused, before anything is written (:class:`MemoryBudgetError`; an
+unsharded destination's chunk likewise). A destination store that cannot
+stream (``Store.streams_writes`` False) keeps each shard's encoded bytes
+until it is stored: not counted (compressed data, usually a fraction of
+the shard).
+
+Not counted either: the interpreter and its modules, the scratch buffers
+threads keep (:mod:`zarrpy.core.scratch`), allocator slack, and the listing
+of the source's stored chunk keys. Regions (shards) holding no stored
+source chunk are skipped (they are fill only).
 
 The destination is planned and validated (every array is first created in
 memory) before the first byte is written; a copy interrupted later leaves a
@@ -42,10 +56,13 @@ from .. import api
 from ..api._array import Array
 from ..api._create import node_exists
 from ..api._group import Group, consolidate_metadata
+from ..api._shard_writes import streams_shards, write_shard
 from ..core._typing import Shape
 from ..core.paths import normalize_path
 from ..errors import ChunkDecodeError, NodeExistsError, ZarrpyError
 from ..pipeline.concurrency import max_workers
+from ..pipeline.shard_stream import RUN_NBYTES, in_flight_nbytes
+from ..pipeline.shard_stream import plan_band as shard_plan_band
 from ..stores import LocalStore, ZipStore, store_from_url
 from ..stores.abc import Store
 from ._nodes import (
@@ -108,7 +125,12 @@ class ArrayPlan:
     """Estimated bytes of one element in memory."""
     region: Shape = ()
     regions: list[tuple[slice, ...]] = field(default_factory=list)
-    """The regions holding stored source data, in order."""
+    """The regions holding stored source data, in order (streamed: shards)."""
+    band: Shape | None = None
+    """The bands streamed shards are read in (whole inner chunks), when one
+    shard does not fit ``max_memory``; None: regions are copied whole."""
+    run_nbytes: int = RUN_NBYTES
+    """Decoded bytes of inner chunks one codec task of a streamed shard encodes."""
     nbytes: int = 0
     """Bytes of the regions to copy (decoded)."""
     notes: list[str] = field(default_factory=list)
@@ -296,6 +318,52 @@ def plan_regions(shape: Shape, unit: Shape, source_chunks: Shape, element: int, 
     return tuple(region)
 
 
+def stream_in_flight(band: Shape, inner: Shape, source_chunks: Shape, element: int, workers: int,
+                     run_nbytes: int = RUN_NBYTES) -> int:
+    """Bytes in memory while a shard is streamed from bands of shape ``band``
+    (inner chunks of ``inner``, encoded in runs of ``run_nbytes``): the band's
+    elements, the runs being encoded, and per codec thread a source chunk
+    being decoded."""
+    sources = math.prod(-(-b // c) for b, c in zip(band, source_chunks))
+    return (math.prod(band) * element + in_flight_nbytes(math.prod(inner) * element, workers, run_nbytes)
+            + min(workers, sources) * SOURCE_COPIES * math.prod(source_chunks) * element)
+
+
+def plan_stream_band(shard: Shape, inner: Shape, source_chunks: Shape, element: int, max_memory: int,
+                     workers: int | None = None) -> tuple[Shape, int]:
+    """The bands a shard of ``shard`` (whole inner chunks of ``inner``) is
+    streamed from, and the bytes of inner chunks each codec task encodes:
+    the largest bands that :func:`stream_in_flight` keeps within
+    ``max_memory`` (see :func:`zarrpy.pipeline.shard_stream.plan_band`),
+    their partial dimension rounded down to the source chunks where these
+    tile the shard (each source chunk is then decoded once); tasks of
+    :data:`~zarrpy.pipeline.shard_stream.RUN_NBYTES`, or of one inner chunk
+    when memory is that tight. MemoryBudgetError if one inner chunk alone
+    does not fit."""
+    workers = max_workers() if workers is None else workers
+    source_chunks = tuple(min(c, s) for c, s in zip(source_chunks, shard))
+    for run_nbytes in (RUN_NBYTES, 0):
+        band = shard_plan_band(shard, inner, lambda b: stream_in_flight(
+            b, inner, source_chunks, element, workers, run_nbytes) <= max_memory)
+        if band is not None:
+            break
+    else:
+        need = stream_in_flight(inner, inner, source_chunks, element, workers, 0)
+        raise MemoryBudgetError(
+            f"one destination inner chunk of shape {inner} (in shards of {shard}) holds "
+            f"{format_bytes(math.prod(inner) * element)} of elements, and copying it needs up to "
+            f"{format_bytes(need)} in flight (the elements, copies being encoded, the encoded bytes, and the "
+            f"source chunks being decoded), more than --max-memory {format_bytes(max_memory)}: give a larger "
+            f"--max-memory, or smaller --chunks")
+    partial = [d for d, (b, s) in enumerate(zip(band, shard)) if b < s]
+    if partial:  # the dimension where a band takes some inner chunks (before it: one, after it: all)
+        d = partial[-1]
+        step = math.lcm(inner[d], source_chunks[d])
+        if band[d] > step and shard[d] % source_chunks[d] == 0:
+            band = band[:d] + (band[d] // step * step,) + band[d + 1:]
+    return band, run_nbytes
+
+
 def _regions_with_data(a: Array, region: Shape) -> list[tuple[slice, ...]]:
     """The regions (of shape ``region``) that hold at least one stored source chunk, in C order."""
     if not a.shape:
@@ -337,11 +405,19 @@ def _plan_array(a: Array, rel: str, options: CopyOptions, fmt: int) -> ArrayPlan
     unit = outer_shape(probe)
     if probe.shards is not None:  # edge shards hold only the inner chunks inside the array
         unit = tuple(min(u, -(-max(s, 1) // c) * c) for u, s, c in zip(unit, a.shape, probe.chunks))
+    band, run_nbytes = None, RUN_NBYTES
     try:
-        region = plan_regions(a.shape, unit, a.chunks, element, options.max_memory)
+        try:
+            region = plan_regions(a.shape, unit, a.chunks, element, options.max_memory)
+        except MemoryBudgetError:
+            if probe.shards is None or not streams_shards(probe):
+                raise
+            # One shard does not fit: shards are streamed, read in bands of inner chunks.
+            region = unit
+            band, run_nbytes = plan_stream_band(unit, probe.chunks, a.chunks, element, options.max_memory)
     except MemoryBudgetError as exc:
         raise MemoryBudgetError(where + str(exc)) from None
-    plan = ArrayPlan(a, rel, create, element, region, notes=notes)
+    plan = ArrayPlan(a, rel, create, element, region, band=band, run_nbytes=run_nbytes, notes=notes)
     plan.regions = _regions_with_data(a, region) if a.size else []
     plan.nbytes = sum(nbytes_of(r, element) for r in plan.regions) if a.shape else element * len(plan.regions)
     return plan
@@ -426,22 +502,8 @@ def _copy_into(node: Array | Group, src_store: Store, src_path: str, dst_store: 
     moved = 0
     try:
         for plan in plans:
-            target = created[plan.rel]
             label = f"cp {plan.name}" if len(plans) > 1 else None
-            for region in plan.regions:
-                try:
-                    data = plan.source[region]
-                except ChunkDecodeError as exc:
-                    error = type(exc)(f"{exc}; the copy at {dst_store.display_name!r} is incomplete "
-                                      "(zarrpy verify lists the bad chunks of the source)")
-                    error.key = getattr(exc, "key", None)  # type: ignore[attr-defined]
-                    raise error from exc
-                target[region] = data
-                del data  # before the next read: never two regions in memory
-                n = nbytes_of(region, plan.element) if region else plan.element
-                moved += n
-                if bar is not None:
-                    bar.advance(n, label)
+            moved += _copy_array(plan, created[plan.rel], dst_store, bar, label)
     finally:
         if bar is not None:
             bar.close()
@@ -450,6 +512,43 @@ def _copy_into(node: Array | Group, src_store: Store, src_path: str, dst_store: 
         consolidate_metadata(dst_store)
         consolidated = True
     return CopyResult(plans, groups, moved, options.max_memory, consolidated, created)
+
+
+def _copy_array(plan: ArrayPlan, target: Array, dst_store: Store, bar: Progress | None, label: str | None) -> int:
+    """Copy ``plan``'s regions into ``target``: each read whole and written
+    whole, or (``plan.band``) each shard streamed from bands; the bytes moved."""
+    moved = 0
+
+    def read(region: tuple[slice, ...]) -> Any:
+        nonlocal moved
+        data = _read_source(plan, region, dst_store)
+        n = nbytes_of(region, plan.element) if region else plan.element
+        moved += n
+        if bar is not None:
+            bar.advance(n, label)
+        return data
+
+    shards = target.shards
+    for region in plan.regions:
+        if plan.band is not None and shards is not None:
+            write_shard(target, tuple(r.start // s for r, s in zip(region, shards)), read, band=plan.band,
+                        run_nbytes=plan.run_nbytes)
+            continue
+        data = read(region)
+        target[region] = data
+        del data  # before the next read: never two regions in memory
+    return moved
+
+
+def _read_source(plan: ArrayPlan, region: tuple[slice, ...], dst_store: Store) -> Any:
+    """``plan.source[region]``; a source chunk that does not decode says the copy is incomplete."""
+    try:
+        return plan.source[region]
+    except ChunkDecodeError as exc:
+        error = type(exc)(f"{exc}; the copy at {dst_store.display_name!r} is incomplete "
+                          "(zarrpy verify lists the bad chunks of the source)")
+        error.key = getattr(exc, "key", None)  # type: ignore[attr-defined]
+        raise error from exc
 
 
 def _had_consolidated(store: Store, path: str) -> bool:
@@ -471,8 +570,10 @@ def run_cp(args: Any) -> int:
     for plan in result.arrays:
         a = result.created[plan.rel]
         layout = f"chunks {a.chunks}" + (f", shards {a.shards}" if a.shards is not None else "")
+        moves = (f"{len(plan.regions)} region(s) of {plan.region}" if plan.band is None else
+                 f"{len(plan.regions)} shard(s) streamed in bands of {plan.band}")
         print(f"{plan.name} {a.shape} {dtype_text(a)}: V{a.zarr_format}, {layout}, {codec_summary(a)}; "
-              f"{len(plan.regions)} region(s) of {plan.region} ({format_bytes(plan.nbytes)})")
+              f"{moves} ({format_bytes(plan.nbytes)})")
         for note in plan.notes:
             print(f"  note: {plan.name} {note}")
     groups = f"{len(result.groups)} group(s), " if result.groups else ""
@@ -493,5 +594,7 @@ __all__ = [
     "copy",
     "in_flight",
     "plan_regions",
+    "plan_stream_band",
     "run_cp",
+    "stream_in_flight",
 ]
