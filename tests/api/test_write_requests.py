@@ -19,15 +19,13 @@ trips (*waves*) they take, and that the checks of each mode still hold:
 * attribute writes and a resize that grows are one write of the metadata,
   with nothing read before it.
 
-:class:`BatchingWaveStore` adds what remote stores do in one round trip and
-``WaveStore`` does not forward: ``delete_many`` and ``set_conditional`` as one
-call each.
+:class:`BatchingWaveStore` runs each test with and without conditional writes.
 """
 
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
 
 import numpy as np
 import pytest
@@ -43,9 +41,10 @@ DOCS = ["zarr.json", ".zarray", ".zgroup"]
 
 
 class BatchingWaveStore(WaveStore):
-    """A WaveStore whose ``delete_many`` and ``set_conditional`` are one call
-    (one round trip) each, as on S3; ``conditional`` turns the inner
-    MemoryStore's conditional writes on or off."""
+    """A WaveStore (``delete_many`` and ``set_conditional`` one call, one
+    round trip, each, as on S3) whose conditional writes ``conditional``
+    turns on or off, and whose log keeps each conditional write's expected
+    version (as ``Request.if_match``)."""
 
     def __init__(self, inner: MemoryStore | None = None, *, conditional: bool = False, latency: float = 0.002):
         super().__init__(inner, latency=latency)
@@ -54,11 +53,6 @@ class BatchingWaveStore(WaveStore):
     @property
     def supports_conditional_writes(self) -> bool:  # type: ignore[override]
         return self.conditional
-
-    def delete_many(self, keys: Iterable[str]) -> None:
-        keys = list(keys)
-        if keys:
-            self._call("delete_many", [Request("delete", k) for k in keys], lambda: self.inner.delete_many(keys))
 
     def set_conditional(self, writes: Sequence[ConditionalWrite]) -> list[bool]:
         writes = list(writes)
