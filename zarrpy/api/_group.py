@@ -7,7 +7,8 @@ from typing import Any, Callable, Iterator, Mapping, TypeVar, overload
 import numpy as np
 import numpy.typing as npt
 
-from ._create import create_array_at, node_exists, prepare_node, put_new_node, user_shape
+from ._create import create_array_at, user_shape
+from ._new_node import node_exists, prepare_node, put_new_node
 from ._node import (
     FoundNode,
     Node,

@@ -16,7 +16,8 @@ from typing import Any, NamedTuple
 from ._array import Array
 from ._cache import Cache
 from ..pipeline.synchronizer import Synchronizer
-from ._create import create_array_at, node_exists
+from ._create import create_array_at
+from ._new_node import node_exists
 from ._group import Group
 from ._node import array_metadata, location, read_node, read_nodes
 from ..core.paths import normalize_path
