@@ -240,8 +240,7 @@ class Runner:
             prefix = url.removeprefix("s3://")
             files = {f"{prefix}/{k}": v for k, v in self.data.files(w.source).items()}
             self._at_no_latency(lambda: self.backend.filesystem().pipe(files))
-        forget_listings = remote.forget_listings
-        forget_listings()
+        remote.forget_listings()
         self.backend.server.take()  # whatever came before is not this call's
         gc.collect()
         t0 = time.perf_counter()
