@@ -111,7 +111,7 @@ class Group(Node[GroupMetadata]):
         replaces a node that is there; else NodeExistsError). Users call
         :func:`zarrpy.create_group` or :meth:`create_group`, which take URLs too.
         ``within`` and ``absent``: what the caller knows, as
-        :func:`~zarrpy.api._create.put_new_node` takes them."""
+        :func:`~zarrpy.api._new_node.put_new_node` takes them."""
         if zarr_format not in (2, 3):
             raise ValueError(f"zarr_format must be 2 or 3, got {zarr_format!r}")
         group_cls = GroupMetadataV3 if zarr_format == 3 else GroupMetadataV2
