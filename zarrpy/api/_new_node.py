@@ -127,15 +127,12 @@ def put_new_node(store: Store, path: str, documents: dict[str, bytes], *, overwr
        parents.
 
     A store with conditional writes writes every document "only if absent":
-    a node that another writer made meanwhile is refused, not replaced. A
-    node of one document (V3) is then not read first, its write is the
-    check; and with no parent to read on a remote store its write goes out
-    beside the reads of the other format's documents, one round trip in
-    all (``create_array`` on S3: one conditional PUT and two GETs side by
-    side). Should those find a V2 node, the ``zarr.json`` just written is
-    removed again and the node refused: the V2 node is never touched, but
-    for that round trip a reader would see the new V3 node in its place.
-    Otherwise nothing is written before every check has passed.
+    a node that another writer made meanwhile is refused, not replaced, and
+    a node of one document (V3) is not read first, its write is the check
+    (``create_array`` on S3: the V2 documents read, then one conditional
+    PUT). Nothing is written before every check has passed: writing the new
+    node beside the reads would save a round trip, but a writer dying
+    before it took the document back would leave a V2 node shadowed by it.
 
     Parents at or above ``within`` (a group the caller has open) are not
     read; ``absent``: the caller has just found none of the node's
@@ -143,11 +140,6 @@ def put_new_node(store: Store, path: str, documents: dict[str, bytes], *, overwr
     """
     conditional = store.supports_conditional_writes
     checked_by_write = conditional and not overwrite and len(documents) == 1
-    if checked_by_write and not _ancestors(path, within) and waits_on_network([store]):
-        check_new_node_path(path)
-        _put_checking_beside(store, path, documents, read=() if absent else [k for k in NODE_KEYS
-                                                                            if k not in documents])
-        return
     own: Sequence[str] = ()
     if not (overwrite or absent):
         own = [k for k in NODE_KEYS if not (checked_by_write and k in documents)]
@@ -167,37 +159,6 @@ def put_new_node(store: Store, path: str, documents: dict[str, bytes], *, overwr
                               f"another writer made a node at {location(store, path)} while this one replaced it")
     for _, key, value in refused:  # a stray .zattrs beside no node: ours replaces it
         store.set(key, value)
-
-
-def _put_checking_beside(store: Store, path: str, documents: dict[str, bytes], read: Sequence[str]) -> None:
-    """The one document of a new node written only if absent, side by side
-    with the reads of ``read`` (the node's other documents); if one of them
-    is there, or cannot be read, the written document is removed again."""
-    ((name, value),) = documents.items()
-    key = join_key(path, name)
-    others = [join_key(path, k) for k in read]
-
-    def outcome(task: Callable[[], Any]) -> Callable[[], Any]:
-        def run() -> Any:
-            try:
-                return task()
-            except Exception as exc:  # noqa: BLE001 - decided on below, once both are known
-                return exc
-        return run
-
-    written, found = _side_by_side([
-        outcome(lambda: store.set_conditional([ConditionalWrite(key, value, ABSENT)])[0]),
-        outcome(lambda: store.get_partial_values([(k, None) for k in others]) if others else []),
-    ], store)
-    if isinstance(written, Exception):
-        raise written
-    if not written:
-        raise NodeExistsError(_exists_message(store, path))
-    if isinstance(found, Exception) or any(v is not None for v in found):
-        store.delete(key)  # ours, made a moment ago: the node there (or the unknown) stays as it was
-        if isinstance(found, Exception):
-            raise found
-        raise NodeExistsError(_exists_message(store, path))
 
 
 __all__ = ["node_exists", "prepare_node", "put_new_node"]
