@@ -37,15 +37,13 @@ operation's requests (by kind: ``GET``, ``HEAD``, ``PUT``, ``DELETE``,
 
 from __future__ import annotations
 
-import argparse
 import collections
 import gc
-import json
 import shutil
 import statistics
 import sys
 import time
-from dataclasses import asdict, dataclass, field, replace
+from dataclasses import asdict, dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any, Callable, Sequence
@@ -392,39 +390,10 @@ def report_markdown(result: dict[str, Any]) -> str:
 
 
 def main(argv: list[str] | None = None) -> int:
-    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0],
-                                formatter_class=argparse.RawDescriptionHelpFormatter,
-                                epilog="workloads: " + ", ".join(WORKLOADS))
-    p.add_argument("--quick", action="store_true", help="small arrays, 1 round (a smoke run)")
-    p.add_argument("--latency", type=float, help="seconds slept before every answer (default 0.02)")
-    p.add_argument("--rounds", type=int, help="timed rounds (default 3; --quick 1)")
-    p.add_argument("--only", nargs="+", metavar="WORKLOAD", choices=WORKLOADS, help="run only these workloads")
-    p.add_argument("--engines", nargs="+", metavar="ENGINE", help="peers besides zarrpy: tensorstore, zarr-python")
-    p.add_argument("--markdown", action="store_true",
-                   help="print only the Markdown report; progress goes to stderr")
-    p.add_argument("--json", metavar="PATH", help="also save every sample and median as JSON")
-    p.add_argument("--tmpdir", help="parent directory of the temporary stores")
-    args = p.parse_args(argv)
-    cfg = QUICK if args.quick else DEFAULT
-    if args.rounds is not None:
-        if args.rounds < 1:
-            p.error("--rounds must be positive")
-        cfg = replace(cfg, rounds=args.rounds)
-    if args.latency is not None:
-        if args.latency < 0:
-            p.error("--latency must not be negative")
-        cfg = replace(cfg, latency=args.latency)
-    engines = make_engines(None if args.engines is None else [e for e in args.engines if e != "zarrpy"])
-    log = (lambda s: print(s, file=sys.stderr, flush=True)) if args.markdown else (lambda s: print(s, flush=True))
+    args, cfg, log = remote.parse_command_line(argv, __doc__, WORKLOADS, QUICK, DEFAULT, only_choices=WORKLOADS)
     only = [k for k in WORKLOADS if args.only is None or k in args.only]
-    result = run_benchmark(cfg, workloads=only, engines=engines, tmpdir=args.tmpdir, log=log)
-    if not args.markdown:
-        print()
-    print(report_markdown(result))
-    if args.json:
-        Path(args.json).write_text(json.dumps(result, indent=2) + "\n")
-        log(f"saved {args.json}")
-    return 0
+    result = run_benchmark(cfg, workloads=only, engines=make_engines(remote.peers(args)), tmpdir=args.tmpdir, log=log)
+    return remote.report(result, report_markdown(result), args, log)
 
 
 if __name__ == "__main__":
