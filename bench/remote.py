@@ -507,32 +507,9 @@ class Runner:
     def workload(self, w: Workload, engines: Sequence[Any], rounds: int) -> dict[str, Any]:
         """Warm-up (checks; a peer that cannot run ``w`` becomes n/a), then
         ``rounds`` rounds in a rotating engine order."""
-        na: dict[str, str] = {}
-        samples: dict[str, list[Sample]] = {}
-        checks = 0
         t0 = time.perf_counter()
-        active = []
-        for e in engines:
-            if getattr(e, "missing", None):
-                na[e.name] = e.missing
-                continue
-            try:
-                self.measure(w, e, verify=True)
-                checks += 1
-            except AssertionError:
-                raise
-            except Exception as exc:
-                if e.name == "zarrpy" and not isinstance(exc, NotApplicable):
-                    raise
-                na[e.name] = bench_run._reason(exc)
-                continue
-            active.append(e)
-            samples[e.name] = []
-        for rnd in range(rounds if active else 0):
-            k = rnd % len(active)
-            for e in active[k:] + active[:k]:
-                samples[e.name].append(self.measure(w, e, verify=False))
-                checks += 1
+        na, checked, samples = rotating_rounds(engines, rounds, lambda e, verify: self.measure(w, e, verify=verify))
+        checks = len(checked) + sum(len(ss) for ss in samples.values())
         res = {
             "key": w.key, "title": w.title, "items": w.items, "item_name": w.item_name, "na": na, "checks": checks,
             "times_s": {n: [x.seconds for x in ss] for n, ss in samples.items()},
@@ -671,6 +648,37 @@ def expand_only(only: Sequence[str] | None) -> list[str]:
     if unknown:
         raise SystemExit(f"unknown workload(s) {unknown}; choose from {', '.join(WORKLOADS)}")
     return [k for k in WORKLOADS if k in only]
+
+
+def rotating_rounds(engines: Sequence[Any], rounds: int, measure: Callable[[Any, bool], Any]
+                    ) -> tuple[dict[str, str], dict[str, Any], dict[str, list[Any]]]:
+    """Each engine measured once with ``verify=True`` (a peer that cannot run
+    the workload becomes n/a; zarrpy failing is an error), then ``rounds``
+    rounds with the engine order rotating each round:
+    ``(n/a reasons, each engine's checked measure, samples per engine)``."""
+    na: dict[str, str] = {}
+    checked: dict[str, Any] = {}
+    active = []
+    for e in engines:
+        if getattr(e, "missing", None):
+            na[e.name] = e.missing
+            continue
+        try:
+            checked[e.name] = measure(e, True)
+        except AssertionError:
+            raise
+        except Exception as exc:
+            if e.name == "zarrpy" and not isinstance(exc, NotApplicable):
+                raise
+            na[e.name] = bench_run._reason(exc)
+            continue
+        active.append(e)
+    samples: dict[str, list[Any]] = {e.name: [] for e in active}
+    for rnd in range(rounds if active else 0):
+        k = rnd % len(active)
+        for e in active[k:] + active[:k]:
+            samples[e.name].append(measure(e, False))
+    return na, checked, samples
 
 
 def parse_command_line(argv: list[str] | None, doc: str, workloads: Sequence[str], quick: Any, default: Any,

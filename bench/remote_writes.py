@@ -267,30 +267,11 @@ class Runner:
     def workload(self, w: Workload, engines: Sequence[Any], rounds: int) -> dict[str, Any]:
         """Warm-up (checks; a peer that cannot run ``w`` becomes n/a), then
         ``rounds`` rounds in a rotating engine order."""
-        na: dict[str, str] = {}
-        left: dict[str, int] = {}
-        samples: dict[str, list[Sample]] = {}
         t0 = time.perf_counter()
-        active = []
-        for e in engines:
-            if isinstance(e, remote.Missing):
-                na[e.name] = e.missing
-                continue
-            try:
-                _, left[e.name] = self.measure(w, e, verify=True)
-            except AssertionError:
-                raise
-            except Exception as exc:
-                if e.name == "zarrpy":
-                    raise
-                na[e.name] = bench_run._reason(exc)
-                continue
-            active.append(e)
-            samples[e.name] = []
-        for rnd in range(rounds if active else 0):
-            k = rnd % len(active)
-            for e in active[k:] + active[:k]:
-                samples[e.name].append(self.measure(w, e, verify=False)[0])
+        na, checked, measured = remote.rotating_rounds(engines, rounds,
+                                                       lambda e, verify: self.measure(w, e, verify=verify))
+        left: dict[str, int] = {n: keys_left for n, (_, keys_left) in checked.items()}
+        samples: dict[str, list[Sample]] = {n: [s for s, _ in ss] for n, ss in measured.items()}
         res: dict[str, Any] = {"key": w.key, "title": w.title, "na": na, "keys_left": left,
                                "samples": {n: [asdict(x) for x in ss] for n, ss in samples.items()}}
         res["median_s"] = {n: statistics.median(x.seconds for x in ss) for n, ss in samples.items()}

@@ -550,15 +550,8 @@ class FsspecStore(Store):
         """On S3 one ``DeleteObjects`` request per :data:`~zarrpy.stores._fsspec_writes.S3_DELETE_BATCH`
         keys; on other async filesystems one delete per key, all at once (at
         most :attr:`request_concurrency` in flight); elsewhere key by key."""
-        names: list[str] = []
-        refused: StoreError | None = None  # a key no delete accepts: the ones before it are removed
-        try:
-            for key in keys:
-                self._check_writable(key)
-                names.append(validate_key(key))
-        except StoreError as exc:
-            refused = exc
-        self._delete_all(list(dict.fromkeys(names)))
+        names, refused = self._writable_keys(keys)  # a refused key: the ones before it are removed
+        self._delete_all(names)
         if refused is not None:
             raise refused
 

@@ -624,15 +624,7 @@ class ObjectStore(Store):
         """One bulk ``obstore.delete`` (S3: ``DeleteObjects`` per 1000 keys;
         Azure: batches of 256; elsewhere concurrent single deletes); where
         it fails (a backend that refuses a missing key), key by key."""
-        names: list[str] = []
-        refused: StoreError | None = None  # a key no delete accepts: the ones before it are removed
-        try:
-            for key in keys:
-                self._check_writable(key)
-                names.append(validate_key(key))
-        except StoreError as exc:
-            refused = exc
-        names = list(dict.fromkeys(names))
+        names, refused = self._writable_keys(keys)  # a refused key: the ones before it are removed
         if len(names) < 2:
             for key in names:
                 self._delete(key)
