@@ -21,7 +21,6 @@ from ._array import Array
 from ._group import Group
 from ._create import as_data_array, compressors_argument, infer_dtype, user_shape
 from ._open import create_array, open_group
-from ._shard_writes import plan_band, streams_shards, write_shard
 from ..codecs.abc import ArrayToArrayCodec, ArrayToBytesCodec, BytesToBytesCodec
 from ..codecs.user_forms import CodecLike, CompressorsLike, FiltersLike, SerializerLike, codec_from_any
 from ..core._typing import ArrayValueLike, ChunksLike, ShapeLike, ShardsLike
@@ -327,12 +326,18 @@ def _streams(out: Array) -> bool:
         return False
     # An edge shard holds only the inner chunks inside the array: a shard larger than the array costs less.
     held = [min(s, -(-n // c) * c) for s, n, c in zip(shards, out.shape, out.chunks)]
-    return math.prod(held) * max(out.dtype.itemsize, 8) > _STREAM_SHARD_NBYTES and streams_shards(out)
+    if math.prod(held) * max(out.dtype.itemsize, 8) <= _STREAM_SHARD_NBYTES:
+        return False
+    from ._shard_writes import streams_shards  # the sharding codec, loaded only where shards stream
+
+    return streams_shards(out)
 
 
 def _stream_copy(out: Array, data: Any) -> None:
     """Each shard of ``out`` written inner chunk by inner chunk, read from
     ``data`` in bands of whole inner chunks holding at most half a copy step."""
+    from ._shard_writes import plan_band, write_shard
+
     itemsize = max(out.dtype.itemsize, 8)
     band = plan_band(out, lambda b: math.prod(b) * itemsize <= _COPY_STEP_NBYTES // 2) or out.chunks
 

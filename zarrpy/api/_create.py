@@ -3,7 +3,8 @@
 Shared by :func:`zarrpy.create_array`, :meth:`Group.create_array` and the
 convenience functions (:func:`create_array_at`). Nothing
 is written until the metadata and the codec chain have been fully validated,
-and an existing node is only replaced when ``overwrite=True``.
+and an existing node is only replaced when ``overwrite=True``; where the
+node goes and what it costs in requests is :mod:`zarrpy.api._new_node`'s.
 """
 
 from __future__ import annotations
@@ -17,24 +18,22 @@ import numpy as np
 from ..pipeline.cache_hook import ChunkCache
 from ..pipeline.synchronizer import Synchronizer
 from ._array import Array
-from ._node import NODE_KEYS, location, write_metadata
-from ..core.paths import METADATA_KEY, check_new_node_path, join_key
+from ._new_node import node_exists as node_exists, put_new_node  # node_exists: for zarrpy.tools.cp too
 from ..pipeline.convert import v3_to_v2
 from ..pipeline.values import ragged_elements
 from ..codecs.abc import ArrayToArrayCodec, ArrayToBytesCodec, BytesToBytesCodec, ChunkSpec, Codec
 from ..codecs.aliases import CODEC_ALIASES
 from ..codecs.chain import CodecChain
 from ..codecs.registry import codec_from_json
-from ..codecs.sharding import ShardingCodec
 from ..codecs.user_forms import codec_from_any
 from ..codecs.vlen_array import VlenArrayCodec
 from ..core.dtypes import DataType
 from ..core.dtypes.optional import is_optional, optional_default_serializer
 from ..core.dtypes.struct import has_multi_byte_fields, is_struct, pack_struct, v3_endian
-from ..errors import CodecError, MetadataError, NodeExistsError
-from ..metadata._parse import parse_json_document, parse_shape
-from ..metadata.v2 import ArrayMetadataV2, GroupMetadataV2
-from ..metadata.v3 import ArrayMetadataV3, ChunkKeyEncodingSpec, GroupMetadataV3
+from ..errors import CodecError, MetadataError
+from ..metadata._parse import parse_shape
+from ..metadata.v2 import ArrayMetadataV2
+from ..metadata.v3 import ArrayMetadataV3, ChunkKeyEncodingSpec
 from ..stores.abc import Store
 
 # Target uncompressed chunk size for chunks="auto" (zarr-python aims for ~1 MiB too).
@@ -349,53 +348,15 @@ def _parse_key_encoding(value: Any) -> ChunkKeyEncodingSpec:
     return ChunkKeyEncodingSpec.from_json(value)
 
 
-def node_exists(store: Store, path: str) -> bool:
-    """Is there a V3 or V2 node at ``path``? (One batched request.)"""
-    values = store.get_partial_values([(join_key(path, k), None) for k in NODE_KEYS])
-    return any(v is not None for v in values)
-
-
-def _is_array(store: Store, path: str) -> bool:
-    v3, zarray = store.get_partial_values([(join_key(path, k), None) for k in (METADATA_KEY, ".zarray")])
-    if zarray is not None:
-        return True
-    return v3 is not None and parse_json_document(v3, join_key(path, METADATA_KEY)).get("node_type") == "array"
-
-
-def prepare_node(store: Store, path: str, *, overwrite: bool, zarr_format: int = 3) -> None:
-    """Make room for a new node at ``path``.
-
-    Checks everything before writing anything: an existing node is an error
-    unless ``overwrite`` (then it is removed with all its keys), and no node
-    may be made inside an array. Missing parents become groups of
-    ``zarr_format``.
-    """
-    check_new_node_path(path)
-    parts = path.split("/") if path else []
-    missing = []
-    for i in range(len(parts)):
-        parent = "/".join(parts[:i])
-        if not node_exists(store, parent):
-            missing.append(parent)
-        elif _is_array(store, parent):
-            raise NodeExistsError(f"cannot create a node at {location(store, path)}: {'/' + parent!r} is an array")
-    if node_exists(store, path):
-        if not overwrite:
-            raise NodeExistsError(f"a node already exists at {location(store, path)}; "
-                                  "pass overwrite=True (or mode='w') to replace it")
-        store.delete_prefix(join_key(path, "") if path else "")
-    group = GroupMetadataV3() if zarr_format == 3 else GroupMetadataV2()
-    for parent in missing:
-        write_metadata(store, parent, group)
-
-
 def create_array_at(store: Store, path: str, *, overwrite: bool, write_empty_chunks: bool,
                      data: Any = None, zarr_format: int = 3, order: str | None = None,
                      dimension_separator: str | None = None, cache: ChunkCache | None = None,
-                     synchronizer: Synchronizer | None = None, subchunk_write_order: str | None = None,
+                     synchronizer: Synchronizer | None = None, within: str | None = None, absent: bool = False,
+                     subchunk_write_order: str | None = None,
                      **kwargs: Any) -> Array:
     """Create the array at ``path`` of ``store`` (see :func:`zarrpy.create_array`):
-    validate everything, then make room for the node, write its metadata and
+    validate everything, then make room for the node and write its metadata
+    (:func:`put_new_node`, which takes ``within`` and ``absent``) and
     ``data`` (if given)."""
     if data is not None and kwargs.get("shape") is None and _names_vlen_array(kwargs.get("serializer")):
         kwargs["shape"] = ragged_elements(data, np.dtype(kwargs.get("dtype") or "float64")).shape
@@ -419,8 +380,7 @@ def create_array_at(store: Store, path: str, *, overwrite: bool, write_empty_chu
                          "this array is not sharded (give shards=)")
     # Coerced as given ([256] into uint8 overflows, as in numpy) before anything is written.
     value = None if data is None else array._coerce(data, array.shape)
-    prepare_node(store, path, overwrite=overwrite, zarr_format=zarr_format)
-    write_metadata(store, path, documents)
+    put_new_node(store, path, documents, overwrite=overwrite, zarr_format=zarr_format, within=within, absent=absent)
     if value is not None:
         array[...] = value
     return array
@@ -436,7 +396,8 @@ def _serializer_write_order(serializer: Any) -> str | None:
         codec = codec_from_any(serializer, "serializer")
     except (CodecError, MetadataError):
         return None
-    return codec.subchunk_write_order if isinstance(codec, ShardingCodec) else None
+    order = getattr(codec, "subchunk_write_order", None)  # a sharding codec's (the API names no codec)
+    return order if isinstance(order, str) else None
 
 
 def _build_stored_metadata(zarr_format: int, order: str | None, dimension_separator: str | None,

@@ -16,7 +16,8 @@ from typing import Any, NamedTuple
 from ._array import Array
 from ._cache import Cache
 from ..pipeline.synchronizer import Synchronizer
-from ._create import create_array_at, node_exists
+from ._create import create_array_at
+from ._new_node import node_exists
 from ._group import Group
 from ._node import array_metadata, location, read_node, read_nodes
 from ..core.paths import normalize_path
@@ -173,12 +174,26 @@ def open_array(
     _check_format(zarr_format)
     s = _store(store, storage_options, mode)
     p = normalize_path(path)
-    if mode in ("w", "w-") or (mode == "a" and create_kwargs and not node_exists(s, p)):
+
+    def create(absent: bool) -> Array:
         if "data" not in create_kwargs:
             create_kwargs.setdefault("dtype", "float64")
         return create_array_at(s, p, overwrite=(mode == "w"), write_empty_chunks=write_empty_chunks,
-                               zarr_format=zarr_format or 3, cache=cache, synchronizer=synchronizer,
+                               zarr_format=zarr_format or 3, cache=cache, synchronizer=synchronizer, absent=absent,
                                subchunk_write_order=subchunk_write_order, **create_kwargs)
+
+    if mode in ("w", "w-"):
+        return create(absent=False)
+    if mode == "a" and create_kwargs:
+        # zarr.json, then the V2 documents only if it is missing: an existing
+        # V3 array costs one request, and a missing node is known absent for the create.
+        found = read_nodes(s, [p])[0]
+        if found is None:
+            return create(absent=True)
+        if zarr_format in (None, found.metadata.zarr_format):
+            return Array(s, p, array_metadata(s, p, found), write_empty_chunks=write_empty_chunks, cache=cache,
+                         synchronizer=synchronizer, subchunk_write_order=subchunk_write_order)
+        # the other format is there: Array.open below refuses it (or opens the one asked for beside it)
     if create_kwargs and mode != "a":
         raise TypeError(f"arguments for creating an array were given with mode={mode!r}, which only opens "
                         f"an existing array: {sorted(create_kwargs)}")
@@ -370,8 +385,9 @@ def open_group(
         if mode != "a":
             raise
         _refuse_other_format(s, p, zarr_format)
+        # read_node found no node of either format (_refuse_other_format looked for the other)
         return Group.create(s, p, attributes=attributes, zarr_format=zarr_format or 3, cache=cache,
-                            synchronizer=synchronizer)
+                            synchronizer=synchronizer, absent=True)
     return Group._from_metadata(s, p, metadata, zmetadata, read_only=(mode == "r"), use_consolidated=use_consolidated,
                                 cache=cache, synchronizer=synchronizer)
 

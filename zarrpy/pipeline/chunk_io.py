@@ -42,7 +42,6 @@ from ..codecs.chain import BoundChain, chain_from_json
 from ..codecs.fill import fill_chunk, fixed_fill
 from ..codecs.merge import ChunkWrite
 from ..codecs.partial import ArrayPartialDecoder, DecodeOptions, reads_partially
-from ..codecs.sharding.codec import chain_with_write_order
 from ..core._typing import BytesLike, ChunkCoords, Shape
 from ..core.batches import even_runs
 from ..core.chunk_grid import RegularChunkGrid
@@ -122,6 +121,8 @@ class ChunkIO(ChunkKeys):
         except UnknownCodecError as exc:
             raise UnknownCodecError(f"{where}: {exc}") from None
         if subchunk_write_order is not None:  # a write setting, not in the metadata
+            from ..codecs.sharding.codec import chain_with_write_order  # loaded only for arrays given an order
+
             self.chain = chain_with_write_order(self.chain, subchunk_write_order)
         self.spec = ChunkSpec(metadata.chunk_shape, metadata.data_type, metadata.fill_value)
         self.bound: BoundChain = self.chain.bind(self.spec)
