@@ -227,6 +227,9 @@ def test_the_order_is_a_handle_setting_kept_by_pickle_and_refused_without_shards
                             subchunk_write_order="morton")
     assert pickle.loads(pickle.dumps(a)).subchunk_write_order == "morton"
     assert zarrpy.open_array(path).subchunk_write_order == "lexicographic"  # not in the metadata
+    member = zarrpy.group({}).create_array("x", shape=SHAPE, dtype="uint16", chunks=INNER, shards=SHARD,
+                                           subchunk_write_order="colexicographic")
+    assert member.subchunk_write_order == "colexicographic"
     assert zarrpy.open_array(path, mode="r+", subchunk_write_order="colexicographic").subchunk_write_order == (
         "colexicographic")
     with pytest.raises(ValueError, match="subchunk_write_order='morton' is the order of inner chunks inside shards; "
