@@ -342,9 +342,10 @@ def _parse_key_encoding(value: Any) -> ChunkKeyEncodingSpec:
         return ChunkKeyEncodingSpec()
     if isinstance(value, ChunkKeyEncodingSpec):
         return value
-    if isinstance(value, dict) and "separator" in value and "configuration" not in value:
-        # zarr-python's short form {"name": "v2", "separator": "."}
-        value = {"name": value.get("name", "default"), "configuration": {"separator": value["separator"]}}
+    if isinstance(value, dict) and ("separator" in value or "suffix" in value) and "configuration" not in value:
+        # zarr-python's short form {"name": "v2", "separator": "."} (and {"name": "zarrs.default_suffix", "suffix": ...})
+        value = {"name": value.get("name", "default"),
+                 "configuration": {k: v for k, v in value.items() if k != "name"}}
     return ChunkKeyEncodingSpec.from_json(value)
 
 
