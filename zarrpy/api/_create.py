@@ -29,7 +29,7 @@ from ..codecs.user_forms import codec_from_any
 from ..codecs.vlen_array import VlenArrayCodec
 from ..core.dtypes import DataType
 from ..core.dtypes.optional import is_optional, optional_default_serializer
-from ..core.dtypes.struct import has_multi_byte_fields, is_struct, pack_struct, v3_endian
+from ..core.dtypes.struct import as_written, has_multi_byte_fields, is_struct, pack_struct, v3_endian
 from ..errors import CodecError, MetadataError
 from ..metadata._parse import parse_shape
 from ..metadata.v2 import ArrayMetadataV2
@@ -69,7 +69,7 @@ def build_array_metadata(
     compressors = compressors_argument(compressors, compressor)
     dtype, serializer = ragged_create_arguments(dtype, serializer)
     shape = parse_shape(list(user_shape(shape)), "shape")
-    data_type = DataType.from_numpy(dtype)
+    data_type = as_written(DataType.from_numpy(dtype))  # a legacy name is read, never written
     if zarr_format == 2 and is_optional(data_type):
         raise MetadataError(f"data_type: {data_type.name!r} has no Zarr V2 form (zarrs writes it in V3 only)")
     if zarr_format == 2 and is_struct(data_type.numpy) and data_type.family.endian_lane(data_type) is None:
