@@ -426,6 +426,18 @@ class Array(Node[ArrayMetadata]):
         is True. Assignable too; where points repeat, the last value wins."""
         return _Selector(self.get_vectorized_selection, self.set_vectorized_selection)
 
+    @property
+    def validity(self) -> _Selector:
+        """zarrs' optional types: ``a.validity[selection]`` (any selection
+        ``a[selection]`` takes) is a bool array of the selection's shape plus
+        one last axis, one entry per optional level, outermost first: True
+        where the element is present at that level. ``a[selection]`` is
+        masked where any level is missing; for ``optional(optional(T))``,
+        ``[True, False]`` is an outer value that is a missing inner one (fill
+        ``[null]``), ``[False, False]`` a missing outer one (fill ``null``).
+        Read-only; DataTypeError for arrays of other types."""
+        return _Selector(lambda selection: self._io.read_validity(self._plain_indexer(selection)), _read_only_validity)
+
     def _plain_indexer(self, selection: Any, *, write: bool = False) -> Indexer:
         """``a[selection]``'s indexer, routed as zarr-python routes it
         (see :func:`~zarrpy.core.point_indexing.is_vectorized`); a write's
@@ -647,6 +659,11 @@ class _Selector:
 
     def __setitem__(self, selection: Any, value: Any) -> None:
         self._set(selection, value)
+
+
+def _read_only_validity(selection: Any, value: Any) -> None:
+    raise TypeError("a.validity is read-only: write masked values (missing at the outermost level), None, "
+                    "or elements built by zarrpy.core.dtypes.optional.optional_elements")
 
 
 def _reopen(

@@ -205,6 +205,14 @@ class ChunkIO(ChunkKeys):
         self.read_into(buffer.reshape(-1) if indexer.flat_output else buffer, indexer)
         return self.form.scalar(buffer) if indexer.is_scalar else self.form.result(buffer)
 
+    def read_validity(self, indexer: Indexer) -> np.ndarray:
+        """For zarrs' optional types: whether each selected element is present
+        at each optional level (see :func:`~.values.optional_validity`);
+        DataTypeError for any other type."""
+        buffer = self._output(indexer.shape)
+        self.read_into(buffer.reshape(-1) if indexer.flat_output else buffer, indexer)
+        return self.form.validity(buffer)
+
     def _output(self, shape: Shape) -> np.ndarray:
         """An empty result of ``shape``, or SelectionError when memory cannot hold it."""
         try:
