@@ -31,7 +31,7 @@ round correctly (``2**64 - 1`` towards zero to ``float32`` is
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Sequence
+from typing import Any, Sequence
 
 import ml_dtypes
 import numpy as np
@@ -86,12 +86,12 @@ def number_format(dtype: np.dtype) -> NumberFormat | None:
     """The format of ``dtype``, or None when it is not one of :data:`REAL_TYPE_NAMES`."""
     name = dtype.name
     if name in _INT_NAMES:
-        info = ml_dtypes.iinfo(dtype) if name in ("int2", "int4", "uint2", "uint4") else np.iinfo(dtype)
+        info: Any = ml_dtypes.iinfo(dtype) if name in ("int2", "int4", "uint2", "uint4") else np.iinfo(dtype)  # type: ignore[no-untyped-call]
         bits = {"int2": 2, "int4": 4, "uint2": 2, "uint4": 4}.get(name, dtype.itemsize * 8)
         return NumberFormat(dtype, True, bits=bits, signed=int(info.min) < 0, lo=int(info.min), hi=int(info.max))
     if name not in _FLOAT_NAMES:
         return None
-    fi = ml_dtypes.finfo(dtype)
+    fi: Any = ml_dtypes.finfo(dtype)  # type: ignore[no-untyped-call]
     probe = np.array([np.inf, np.nan, 0.0, -1.0]).astype(dtype).astype(np.float64)
     return NumberFormat(
         dtype, False, precision=int(fi.nmant) + 1, emin=int(np.log2(float(fi.smallest_normal))),
@@ -164,7 +164,8 @@ def _round(mag: np.ndarray, shift: np.ndarray, negative: np.ndarray, rounding: s
         up = inexact & negative
     else:  # pragma: no cover - the codec checks the mode
         raise CastError(f"unknown rounding mode {rounding!r}")
-    return q + up.astype(_U64)
+    out: np.ndarray = q + up.astype(_U64)
+    return out
 
 
 def _show(split: _Split, i: int) -> str:

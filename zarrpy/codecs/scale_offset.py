@@ -147,20 +147,23 @@ def _decode_chunk(chunk: ArrayBytes, plan: _Plan) -> ArrayBytes:
 def _encode(values: np.ndarray, plan: _Plan) -> np.ndarray:
     if not plan.fmt.is_int:
         with np.errstate(over="ignore", invalid="ignore"):
-            return (values - plan.offset) * plan.scale
+            out: np.ndarray = (values - plan.offset) * plan.scale
+            return out
     fmt, wide = plan.fmt, _wide(plan.fmt)
     x = values.astype(wide)
     _require(x, fmt.lo + plan.offset, fmt.hi + plan.offset, fmt, values, f"x - {plan.offset}")
     d = x - _as(wide, plan.offset)
     lo, hi = _quotient_bounds(fmt.lo, fmt.hi, plan.scale)
     _require(d, lo, hi, fmt, values, f"(x - {plan.offset}) * {plan.scale}")
-    return (d * _as(wide, plan.scale)).astype(fmt.dtype)
+    encoded: np.ndarray = (d * _as(wide, plan.scale)).astype(fmt.dtype)
+    return encoded
 
 
 def _decode(values: np.ndarray, plan: _Plan) -> np.ndarray:
     if not plan.fmt.is_int:
         with np.errstate(over="ignore", invalid="ignore", divide="ignore"):
-            return values / plan.scale + plan.offset
+            out: np.ndarray = values / plan.scale + plan.offset
+            return out
     fmt, wide = plan.fmt, _wide(plan.fmt)
     y = values.astype(wide)
     scale = plan.scale
@@ -175,7 +178,8 @@ def _decode(values: np.ndarray, plan: _Plan) -> np.ndarray:
     _require(y, lo, hi, fmt, values, f"x / {scale}")
     q = y // _as(wide, scale)
     _require(q, fmt.lo - plan.offset, fmt.hi - plan.offset, fmt, values, f"x / {scale} + {plan.offset}")
-    return (q + _as(wide, plan.offset)).astype(fmt.dtype)
+    decoded: np.ndarray = (q + _as(wide, plan.offset)).astype(fmt.dtype)
+    return decoded
 
 
 def _wide(fmt: NumberFormat) -> np.dtype:
