@@ -147,22 +147,22 @@ def _decode_chunk(chunk: ArrayBytes, plan: _Plan) -> ArrayBytes:
 def _encode(values: np.ndarray, plan: _Plan) -> np.ndarray:
     if not plan.fmt.is_int:
         with np.errstate(over="ignore", invalid="ignore"):
-            out: np.ndarray = (values - plan.offset) * plan.scale
+            out: np.ndarray = np.asarray((values - plan.offset) * plan.scale)
             return out
     fmt, wide = plan.fmt, _wide(plan.fmt)
     x = values.astype(wide)
     _require(x, fmt.lo + plan.offset, fmt.hi + plan.offset, fmt, values, f"x - {plan.offset}")
-    d = x - _as(wide, plan.offset)
+    d = np.asarray(x - _as(wide, plan.offset))
     lo, hi = _quotient_bounds(fmt.lo, fmt.hi, plan.scale)
     _require(d, lo, hi, fmt, values, f"(x - {plan.offset}) * {plan.scale}")
-    encoded: np.ndarray = (d * _as(wide, plan.scale)).astype(fmt.dtype)
+    encoded: np.ndarray = np.asarray(d * _as(wide, plan.scale)).astype(fmt.dtype)
     return encoded
 
 
 def _decode(values: np.ndarray, plan: _Plan) -> np.ndarray:
     if not plan.fmt.is_int:
         with np.errstate(over="ignore", invalid="ignore", divide="ignore"):
-            out: np.ndarray = values / plan.scale + plan.offset
+            out: np.ndarray = np.asarray(values / plan.scale + plan.offset)
             return out
     fmt, wide = plan.fmt, _wide(plan.fmt)
     y = values.astype(wide)
@@ -176,9 +176,9 @@ def _decode(values: np.ndarray, plan: _Plan) -> np.ndarray:
         raise ArithmeticError_(f"{_item(values, i)} / {scale} is not an integer ({fmt.dtype.name} cannot hold it)")
     lo, hi = (scale * fmt.lo, scale * fmt.hi) if scale > 0 else (scale * fmt.hi, scale * fmt.lo)
     _require(y, lo, hi, fmt, values, f"x / {scale}")
-    q = y // _as(wide, scale)
+    q = np.asarray(y // _as(wide, scale))
     _require(q, fmt.lo - plan.offset, fmt.hi - plan.offset, fmt, values, f"x / {scale} + {plan.offset}")
-    decoded: np.ndarray = (q + _as(wide, plan.offset)).astype(fmt.dtype)
+    decoded: np.ndarray = np.asarray(q + _as(wide, plan.offset)).astype(fmt.dtype)
     return decoded
 
 
