@@ -82,3 +82,11 @@ def test_creating_checks_what_n5_can_hold():
     spec = spec_of("uint8", (2, 3))
     data = np.arange(6, dtype=np.uint8).reshape(2, 3)
     assert one_byte.decode(one_byte.encode(ArrayBytes.from_array(data), spec), spec).array.tolist() == data.tolist()
+
+
+@pytest.mark.parametrize("module", ["n5_default", "conditional", "cast_value", "scale_offset", "bitround"])
+def test_module_doctests(module):
+    import doctest
+    import importlib
+
+    assert doctest.testmod(importlib.import_module(f"zarrpy.codecs.{module}")).failed == 0
