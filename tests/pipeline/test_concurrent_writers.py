@@ -48,11 +48,13 @@ import time
 import uuid
 from typing import Any, Iterator
 
-import dask
-import dask.array as da
 import numpy as np
 import pytest
-from distributed import Client, LocalCluster
+
+dask = pytest.importorskip("dask")  # the test extras have them; the minimum-versions smoke run has neither
+da = pytest.importorskip("dask.array")
+distributed = pytest.importorskip("distributed")
+Client, LocalCluster = distributed.Client, distributed.LocalCluster
 
 import zarrpy
 import zarrpy.dask as zd
