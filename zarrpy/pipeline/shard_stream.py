@@ -24,6 +24,9 @@ bytes, with more held). The stored shard is byte for byte the one
 Memory: one band of elements, and per run in flight (the pool's threads,
 and one more being copied out) a copy of its inner chunks, their encoded
 bytes and the comparison with the fill value (:func:`in_flight_nbytes`).
+Bands planned for the write order hold no inner chunk back; bands of
+another shape hold the early ones' encoded bytes (spooled to disk past
+:data:`~zarrpy.codecs.sharding.stream.SPOOL_MEMORY_NBYTES`).
 A store that cannot stream (:attr:`~zarrpy.stores.abc.Store.streams_writes`
 False) also keeps the shard's encoded bytes until it is stored whole.
 

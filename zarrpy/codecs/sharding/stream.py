@@ -18,8 +18,8 @@ chunks before it have come, so a caller that hands them over in the write
 order (as :mod:`zarrpy.pipeline.shard_stream` does) holds nothing back. An
 inner chunk that never comes is missing (fill). The bytes are those
 :meth:`ShardLayout.build` makes from the same inner chunks, so a shard is
-the same whichever way it is written. Inner chunks equal to the fill value are left out, as the codec's
-whole-shard encoding does. The sink is opened only when the first byte is
+the same whichever way it is written. Inner chunks equal to the fill value
+are left out, as the codec's whole-shard encoding does. The sink is opened only when the first byte is
 due (``open_sink``), so a shard that turns out to hold only the fill value
 opens nothing: :meth:`ShardStream.finish` then returns False and the caller
 deletes the stored shard instead.
