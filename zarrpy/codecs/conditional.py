@@ -48,6 +48,8 @@ NAME = "conditional"
 Decision = Callable[[int, BytesToBytesCodec, bytes, bytes], bool]
 DecideLike = Union[str, Decision]
 DECISIONS = ("never", "always", "compress_if_smaller")
+"""The named write-time decisions (``decide=``): apply the optional codecs
+never, always, or only where their output is smaller."""
 
 
 class ConditionalCodec(BytesToBytesCodec):

@@ -55,6 +55,7 @@ from .transpose import TransposeCodec
 NAME = "n5_default"
 _MODES = {0: "default", 1: "varlength", 2: "object"}
 N5_DATA_TYPES = ("uint8", "uint16", "uint32", "uint64", "int8", "int16", "int32", "int64", "float32", "float64")
+"""The data types an N5 block holds (N5's ``dataType`` values)."""
 N5_COMPRESSIONS = ("gzip", "blosc", "zstd")
 """The bytes-to-bytes codecs of the registry's N5-compression table (``raw`` is none)."""
 _U32_MAX = 2**32 - 1
