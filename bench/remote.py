@@ -507,32 +507,9 @@ class Runner:
     def workload(self, w: Workload, engines: Sequence[Any], rounds: int) -> dict[str, Any]:
         """Warm-up (checks; a peer that cannot run ``w`` becomes n/a), then
         ``rounds`` rounds in a rotating engine order."""
-        na: dict[str, str] = {}
-        samples: dict[str, list[Sample]] = {}
-        checks = 0
         t0 = time.perf_counter()
-        active = []
-        for e in engines:
-            if getattr(e, "missing", None):
-                na[e.name] = e.missing
-                continue
-            try:
-                self.measure(w, e, verify=True)
-                checks += 1
-            except AssertionError:
-                raise
-            except Exception as exc:
-                if e.name == "zarrpy" and not isinstance(exc, NotApplicable):
-                    raise
-                na[e.name] = bench_run._reason(exc)
-                continue
-            active.append(e)
-            samples[e.name] = []
-        for rnd in range(rounds if active else 0):
-            k = rnd % len(active)
-            for e in active[k:] + active[:k]:
-                samples[e.name].append(self.measure(w, e, verify=False))
-                checks += 1
+        na, checked, samples = rotating_rounds(engines, rounds, lambda e, verify: self.measure(w, e, verify=verify))
+        checks = len(checked) + sum(len(ss) for ss in samples.values())
         res = {
             "key": w.key, "title": w.title, "items": w.items, "item_name": w.item_name, "na": na, "checks": checks,
             "times_s": {n: [x.seconds for x in ss] for n, ss in samples.items()},
@@ -673,22 +650,58 @@ def expand_only(only: Sequence[str] | None) -> list[str]:
     return [k for k in WORKLOADS if k in only]
 
 
-def main(argv: list[str] | None = None) -> int:
-    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0],
+def rotating_rounds(engines: Sequence[Any], rounds: int, measure: Callable[[Any, bool], Any]
+                    ) -> tuple[dict[str, str], dict[str, Any], dict[str, list[Any]]]:
+    """Each engine measured once with ``verify=True`` (a peer that cannot run
+    the workload becomes n/a; zarrpy failing is an error), then ``rounds``
+    rounds with the engine order rotating each round:
+    ``(n/a reasons, each engine's checked measure, samples per engine)``."""
+    na: dict[str, str] = {}
+    checked: dict[str, Any] = {}
+    active = []
+    for e in engines:
+        if getattr(e, "missing", None):
+            na[e.name] = e.missing
+            continue
+        try:
+            checked[e.name] = measure(e, True)
+        except AssertionError:
+            raise
+        except Exception as exc:
+            if e.name == "zarrpy" and not isinstance(exc, NotApplicable):
+                raise
+            na[e.name] = bench_run._reason(exc)
+            continue
+        active.append(e)
+    samples: dict[str, list[Any]] = {e.name: [] for e in active}
+    for rnd in range(rounds if active else 0):
+        k = rnd % len(active)
+        for e in active[k:] + active[:k]:
+            samples[e.name].append(measure(e, False))
+    return na, checked, samples
+
+
+def parse_command_line(argv: list[str] | None, doc: str, workloads: Sequence[str], quick: Any, default: Any,
+                       *, add_arguments: Callable[[argparse.ArgumentParser], None] = lambda p: None,
+                       only_choices: Sequence[str] | None = None) -> tuple[argparse.Namespace, Any, Callable[[str], None]]:
+    """The remote benchmarks' common command line: ``(args, config, log)``
+    (``config`` is ``quick`` or ``default`` with ``--rounds``/``--latency``;
+    ``log`` prints progress, to stderr under ``--markdown``)."""
+    p = argparse.ArgumentParser(description=doc.split("\n\n")[0],
                                 formatter_class=argparse.RawDescriptionHelpFormatter,
-                                epilog="workloads: " + ", ".join(WORKLOADS))
-    p.add_argument("--quick", action="store_true", help="small arrays, 2 rounds (a smoke run)")
-    p.add_argument("--s3", action="store_true", help="also run on moto's S3 server (reads and writes)")
-    p.add_argument("--latency", type=float, help="seconds slept before every answer (default 0.02)")
-    p.add_argument("--rounds", type=int, help="timed rounds (default 5; --quick 2)")
-    p.add_argument("--only", nargs="+", metavar="WORKLOAD", help="run only these workloads")
+                                epilog="workloads: " + ", ".join(workloads))
+    p.add_argument("--quick", action="store_true", help=f"small arrays, {quick.rounds} round(s) (a smoke run)")
+    add_arguments(p)
+    p.add_argument("--latency", type=float, help=f"seconds slept before every answer (default {default.latency})")
+    p.add_argument("--rounds", type=int, help=f"timed rounds (default {default.rounds}; --quick {quick.rounds})")
+    p.add_argument("--only", nargs="+", metavar="WORKLOAD", choices=only_choices, help="run only these workloads")
     p.add_argument("--engines", nargs="+", metavar="ENGINE", help="peers besides zarrpy: tensorstore, zarr-python")
     p.add_argument("--markdown", action="store_true",
                    help="print only the Markdown report (header, tables, notes); progress goes to stderr")
     p.add_argument("--json", metavar="PATH", help="also save every time, count and median as JSON")
     p.add_argument("--tmpdir", help="parent directory of the temporary stores")
     args = p.parse_args(argv)
-    cfg = QUICK if args.quick else DEFAULT
+    cfg = quick if args.quick else default
     if args.rounds is not None:
         if args.rounds < 1:
             p.error("--rounds must be positive")
@@ -697,17 +710,34 @@ def main(argv: list[str] | None = None) -> int:
         if args.latency < 0:
             p.error("--latency must not be negative")
         cfg = replace(cfg, latency=args.latency)
-    engines = make_engines(None if args.engines is None else [e for e in args.engines if e != "zarrpy"])
     log = (lambda s: print(s, file=sys.stderr, flush=True)) if args.markdown else (lambda s: print(s, flush=True))
-    result = run_benchmark(cfg, backends=("http", "s3") if args.s3 else ("http",), workloads=expand_only(args.only),
-                           engines=engines, tmpdir=args.tmpdir, log=log)
+    return args, cfg, log
+
+
+def peers(args: argparse.Namespace) -> list[str] | None:
+    """The ``--engines`` asked for besides zarrpy (None: every one)."""
+    return None if args.engines is None else [e for e in args.engines if e != "zarrpy"]
+
+
+def report(result: dict[str, Any], markdown: str, args: argparse.Namespace, log: Callable[[str], None]) -> int:
+    """Print the Markdown report and save the JSON when asked."""
     if not args.markdown:
         print()
-    print(report_markdown(result))
+    print(markdown)
     if args.json:
         Path(args.json).write_text(json.dumps(result, indent=2) + "\n")
         log(f"saved {args.json}")
     return 0
+
+
+def main(argv: list[str] | None = None) -> int:
+    args, cfg, log = parse_command_line(
+        argv, __doc__, WORKLOADS, QUICK, DEFAULT,
+        add_arguments=lambda p: p.add_argument("--s3", action="store_true",
+                                               help="also run on moto's S3 server (reads and writes)"))
+    result = run_benchmark(cfg, backends=("http", "s3") if args.s3 else ("http",), workloads=expand_only(args.only),
+                           engines=make_engines(peers(args)), tmpdir=args.tmpdir, log=log)
+    return report(result, report_markdown(result), args, log)
 
 
 if __name__ == "__main__":

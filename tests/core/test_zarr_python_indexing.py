@@ -804,7 +804,8 @@ def test_numpy_int_indexing():
 
 class _CountingStore(MemoryStore):
     """A memory store that counts reads and writes per chunk key (batched
-    reads, ``get_partial_values``, come through ``get``)."""
+    reads, ``get_partial_values``, come through ``get``; versioned reads and
+    conditional writes are counted as reads and writes)."""
 
     def __init__(self) -> None:
         super().__init__()
@@ -817,6 +818,18 @@ class _CountingStore(MemoryStore):
     def set(self, key, value):  # type: ignore[no-untyped-def]
         self.counter["__setitem__", key] += 1
         return super().set(key, value)
+
+    # A partial chunk write reads the chunk with its version and writes it back
+    # only if unchanged (conditional writes): the same read and write, by other names.
+    def get_versioned(self, requests):  # type: ignore[no-untyped-def]
+        for r in requests:
+            self.counter["__getitem__", r.key] += 1
+        return super().get_versioned(requests)
+
+    def set_conditional(self, writes):  # type: ignore[no-untyped-def]
+        for w in writes:
+            self.counter["__setitem__", w.key] += 1
+        return super().set_conditional(writes)
 
 
 @pytest.mark.parametrize(

@@ -142,8 +142,10 @@ class AlwaysChanged(Writer):
 def test_a_key_that_never_settles_is_a_store_error_naming_it(monkeypatch):
     monkeypatch.setattr(optimistic, "MAX_ATTEMPTS", 3)
     monkeypatch.setattr(optimistic, "BACKOFF_SECONDS", 0.0)
-    store = AlwaysChanged({}, "x")
-    a = _sharded(store)
+    data: dict = {}
+    _sharded(MemoryStore(data))  # created where writes go through (creating writes conditionally too)
+    store = AlwaysChanged(data, "x")
+    a = zarrpy.open_array(store, mode="r+")
     with pytest.raises(StoreError, match=r"'c/0/0'.*after 3 conditional writes"):
         a[0, 0] = 1
     assert "c/0/0" not in store._data

@@ -3,11 +3,8 @@
 from __future__ import annotations
 
 import json
-import os
 import shutil
-import subprocess
 import sys
-import textwrap
 import time
 
 import numpy as np
@@ -19,6 +16,7 @@ from zarrpy.tools.cli import main
 from zarrpy.tools.cp import MemoryBudgetError, in_flight, plan_regions
 
 from .helpers import snapshot
+from .peak_rss import peak_rss
 
 ZSTD1 = [{"name": "zstd", "configuration": {"level": 1, "checksum": False}}]
 
@@ -302,21 +300,6 @@ def test_plan_regions_aligns_and_bounds():
 # (values 0-10, zstd level 1: ~16 KB a chunk), then that row of chunk files is
 # copied to the other 15 rows: half a second instead of encoding 512 MiB.
 ROWS, COLS, CHUNK_ROWS, CHUNK_COLS = 8192, 65536, 512, 2048
-RSS_WRAPPER = textwrap.dedent("""
-    import resource, subprocess, sys
-    subprocess.run(sys.argv[1:], check=True, stdout=subprocess.DEVNULL)
-    peak = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
-    print(peak if sys.platform == "darwin" else peak * 1024)  # bytes on macOS, KiB elsewhere
-""")
-
-
-def _peak_rss(*command: str) -> int:
-    """Peak resident bytes of ``command``, run by a wrapper process that waits for nothing else."""
-    env = {**os.environ, "ZARRPY_THREADS": "2"}
-    proc = subprocess.run([sys.executable, "-c", RSS_WRAPPER, *command], capture_output=True, text=True,
-                          timeout=120, env=env)
-    assert proc.returncode == 0, proc.stderr
-    return int(proc.stdout.strip())
 
 
 def _big_source(root):
@@ -336,8 +319,8 @@ def test_copy_of_512_mb_stays_under_max_memory(tmp_path, capsys):
     src = _big_source(tmp_path / "big.zarr")
     assert src.nbytes == 512 << 20 and len(src.stored_chunk_keys()) == 512
     # The baseline: an interpreter that imported numpy and zarrpy, in the same conditions.
-    baseline = _peak_rss(sys.executable, "-c", "import numpy, zarrpy")
-    small = _peak_rss(sys.executable, "-m", "zarrpy", "cp", str(tmp_path / "big.zarr"), str(tmp_path / "a.zarr"),
+    baseline = peak_rss(sys.executable, "-c", "import numpy, zarrpy")
+    small = peak_rss(sys.executable, "-m", "zarrpy", "cp", str(tmp_path / "big.zarr"), str(tmp_path / "a.zarr"),
                       "--max-memory", "64MB", "--quiet")
     # Slack over the 64 MB bound, for what --max-memory does not count (measured here:
     # growth 42-48 MB with ZARRPY_THREADS=2, against 64 MB + 16 MB):
@@ -354,7 +337,7 @@ def test_copy_of_512_mb_stays_under_max_memory(tmp_path, capsys):
     assert np.array_equal(copied[ROWS - CHUNK_ROWS:, :4096], src[ROWS - CHUNK_ROWS:, :4096])
     # The bound is what keeps it small: with room for 512 MB the regions grow and so does the peak.
     shutil.rmtree(tmp_path / "a.zarr")
-    large = _peak_rss(sys.executable, "-m", "zarrpy", "cp", str(tmp_path / "big.zarr"), str(tmp_path / "a.zarr"),
+    large = peak_rss(sys.executable, "-m", "zarrpy", "cp", str(tmp_path / "big.zarr"), str(tmp_path / "a.zarr"),
                       "--max-memory", "512MB", "--quiet")
     assert large - baseline > 3 * growth, (large - baseline, growth)
     with capsys.disabled():

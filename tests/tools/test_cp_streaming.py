@@ -3,10 +3,7 @@
 from __future__ import annotations
 
 import math
-import os
-import subprocess
 import sys
-import textwrap
 
 import numpy as np
 import pytest
@@ -15,6 +12,8 @@ import zarrpy
 from zarrpy.pipeline.shard_stream import RUN_NBYTES
 from zarrpy.tools.cli import main
 from zarrpy.tools.cp import MemoryBudgetError, plan_stream_band, stream_in_flight
+
+from .peak_rss import peak_rss
 
 ZSTD1 = [{"name": "zstd", "configuration": {"level": 1, "checksum": False}}]
 
@@ -78,21 +77,6 @@ def test_plan_stream_band_fits_and_aligns():
 # 160 MB in flight. The elements are a slow gradient with two bits of noise,
 # so each shard encodes to ~5 MB (zstd level 1).
 SHAPE, SOURCE_CHUNKS = (4096, 8192), (512, 512)
-RSS_WRAPPER = textwrap.dedent("""
-    import resource, subprocess, sys
-    subprocess.run(sys.argv[1:], check=True, stdout=subprocess.DEVNULL, timeout=120)
-    peak = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
-    print(peak if sys.platform == "darwin" else peak * 1024)  # bytes on macOS, KiB elsewhere
-""")
-
-
-def _peak_rss(*command: str) -> int:
-    """Peak resident bytes of ``command``, run by a wrapper process that waits for nothing else."""
-    env = {**os.environ, "ZARRPY_THREADS": "2"}
-    proc = subprocess.run([sys.executable, "-c", RSS_WRAPPER, *command], capture_output=True, text=True,
-                          timeout=150, env=env)
-    assert proc.returncode == 0, proc.stderr
-    return int(proc.stdout.strip())
 
 
 def _source(root) -> np.ndarray:
@@ -110,8 +94,8 @@ def test_copy_into_32_mib_shards_with_16_mb_stays_small(tmp_path, capsys):
     data = _source(tmp_path / "src.zarr")
     src, dst = str(tmp_path / "src.zarr"), str(tmp_path / "dst.zarr")
     # The baseline: an interpreter that imported numpy and zarrpy and opened the source.
-    baseline = _peak_rss(sys.executable, "-c", f"import numpy, zarrpy; zarrpy.open_array({src!r})")
-    peak = _peak_rss(sys.executable, "-m", "zarrpy", "cp", src, dst, "--chunks", "256,256", "--shards", "4096,4096",
+    baseline = peak_rss(sys.executable, "-c", f"import numpy, zarrpy; zarrpy.open_array({src!r})")
+    peak = peak_rss(sys.executable, "-m", "zarrpy", "cp", src, dst, "--chunks", "256,256", "--shards", "4096,4096",
                      "--max-memory", "16MB", "--quiet")
     growth = peak - baseline
     b = zarrpy.open_array(dst)

@@ -20,6 +20,7 @@ from distributed import Client, LocalCluster
 
 import zarrpy
 import zarrpy.dask as zd
+from zarrpy.stores import LocalStore
 from zarrpy.tools import dask_io
 
 TIMEOUT = 60  # seconds for any one computation on the cluster
@@ -46,6 +47,15 @@ def threads():
 
 def numbers(shape: tuple[int, ...], dtype: str = "int32") -> np.ndarray:
     return np.arange(int(np.prod(shape)), dtype=dtype).reshape(shape)
+
+
+def unlocked(path) -> LocalStore:
+    """A directory store with its cross-process update locks off: a store on
+    which tasks of several processes cannot safely write parts of one shard
+    (``supports_concurrent_updates`` False), so to_zarr checks block alignment."""
+    store = LocalStore(path)
+    store.locks_updates = False
+    return store
 
 
 def causes(exc: BaseException | None) -> list[BaseException]:
@@ -76,19 +86,24 @@ def test_misaligned_blocks_are_refused_and_rechunk_fixes_them_on_the_cluster(cli
     expected = numbers((10, 6))
     x = da.from_array(expected, chunks=(3, 6))  # blocks (3, 3, 3, 1) over shards of 4 rows
     with pytest.raises(zarrpy.ChunkAlignmentError) as info:
-        zd.to_zarr(x, tmp_path / "a.zarr", chunks=(2, 3), shards=(4, 6), dimension_names=["y", "x"])
+        zd.to_zarr(x, unlocked(tmp_path / "a.zarr"), chunks=(2, 3), shards=(4, 6), dimension_names=["y", "x"])
     message = str(info.value)
     assert "dimension 0 ('y')" in message and "(3, 3, 3, 1)" in message
     assert "shards there are 4 long" in message and "boundary at 3" in message
     assert "rechunk=True" in message and "synchronizer=" in message
     assert not (tmp_path / "a.zarr").exists()  # refused before anything was created
-    zd.to_zarr(x, tmp_path / "a.zarr", chunks=(2, 3), shards=(4, 6), rechunk=True)
+    zd.to_zarr(x, unlocked(tmp_path / "a.zarr"), chunks=(2, 3), shards=(4, 6), rechunk=True)
     np.testing.assert_array_equal(zarrpy.open_array(tmp_path / "a.zarr")[...], expected)
+    # a plain directory locks each shard across processes: the blocks are written as they are
+    assert LocalStore(tmp_path / "b.zarr").supports_concurrent_updates
+    zd.to_zarr(x, tmp_path / "b.zarr", chunks=(2, 3), shards=(4, 6))
+    np.testing.assert_array_equal(zarrpy.open_array(tmp_path / "b.zarr")[...], expected)
 
 
 def test_a_synchronizer_lets_misaligned_blocks_write_on_the_cluster(client, tmp_path):
     expected = numbers((12, 4))
-    z = zarrpy.create_array(tmp_path / "a.zarr", shape=(12, 4), dtype="int32", chunks=(2, 2), shards=(6, 4))
+    z = zarrpy.create_array(unlocked(tmp_path / "a.zarr"), shape=(12, 4), dtype="int32", chunks=(2, 2),
+                            shards=(6, 4))
     x = da.from_array(expected, chunks=(2, 4))  # three tasks per shard
     with pytest.raises(zarrpy.ChunkAlignmentError, match="shards there are 6 long"):
         zd.to_zarr(x, z)
@@ -109,7 +124,8 @@ def test_compute_false_writes_when_computed(client, tmp_path):
 
 
 def test_region_of_an_existing_array_on_the_cluster(client, tmp_path):
-    z = zarrpy.create_array(tmp_path / "a.zarr", shape=(20, 6), dtype="int32", chunks=(4, 6), fill_value=-1)
+    z = zarrpy.create_array(unlocked(tmp_path / "a.zarr"), shape=(20, 6), dtype="int32", chunks=(4, 6),
+                            fill_value=-1)
     x = da.from_array(numbers((10, 6)), chunks=(3, 6))  # boundaries 8, 11, 14 in the array
     with pytest.raises(zarrpy.ChunkAlignmentError, match=r"\(3, 3, 3, 1\) starting at 5.*boundary at 11"):
         zd.to_zarr(x, z, region=(slice(5, 15),))

@@ -87,8 +87,10 @@ class Array(Node[ArrayMetadata]):
         write_empty_chunks: bool = False,
         cache: ChunkCache | None = None,
         synchronizer: Synchronizer | None = None,
+        subchunk_write_order: str | None = None,
     ):
         self._write_empty_chunks = bool(write_empty_chunks)
+        self._subchunk_write_order = subchunk_write_order
         self._cache = cache
         self._synchronizer = synchronizer
         super().__init__(store, path, metadata, read_only=read_only)
@@ -102,7 +104,7 @@ class Array(Node[ArrayMetadata]):
         self._v3 = metadata = stored if isinstance(stored, ArrayMetadataV3) else v2_to_v3(stored)
         self._io = ChunkIO(
             self._store, self._path, metadata, write_empty_chunks=self.write_empty_chunks, cache=self._cache,
-            synchronizer=self._synchronizer,
+            synchronizer=self._synchronizer, subchunk_write_order=self._subchunk_write_order,
         )
         inner = self._io.inner
         self._inner_chain = inner.codecs if inner is not None else self._io.chain
@@ -126,17 +128,28 @@ class Array(Node[ArrayMetadata]):
     def write_empty_chunks(self, value: bool) -> None:
         self._write_empty_chunks = self._io.write_empty_chunks = bool(value)
 
+    @property
+    def subchunk_write_order(self) -> str | None:
+        """The order inner chunks are written in inside each shard
+        (``subchunk_write_order=`` of :func:`zarrpy.create_array` and
+        :func:`zarrpy.open_array`: ``"lexicographic"`` unless given), or None
+        when the array is not sharded. A write setting: the metadata does
+        not hold it (as in zarr-python), and reads take any order."""
+        order = getattr(self._io.chain.array_to_bytes, "subchunk_write_order", None)  # the API names no codec
+        return order if isinstance(order, str) else None
+
     @classmethod
     def open(
         cls, store: Store, path: str = "", *, read_only: bool = False, zarr_format: int | None = None,
         write_empty_chunks: bool = False, cache: ChunkCache | None = None, synchronizer: Synchronizer | None = None,
+        subchunk_write_order: str | None = None,
     ) -> Array:
         """Open the array at ``path`` of ``store`` (``zarr_format`` None: whichever
         is there). NodeNotFoundError when there is none, or a group is there.
         Users call :func:`zarrpy.open_array`, which also takes paths and URLs."""
         metadata = array_metadata(store, path, read_nodes(store, [path], zarr_format)[0], zarr_format)
         return cls(store, path, metadata, read_only=read_only, write_empty_chunks=write_empty_chunks, cache=cache,
-                   synchronizer=synchronizer)
+                   synchronizer=synchronizer, subchunk_write_order=subchunk_write_order)
 
     # -- description ---------------------------------------------------
     @property
@@ -347,10 +360,12 @@ class Array(Node[ArrayMetadata]):
         out = np.asarray(self[...])
         return out if dtype is None else out.astype(dtype)
 
-    def _reopen_args(self) -> tuple[Store, str, bool, bool, Synchronizer | None]:
+    def _reopen_args(self) -> tuple[Store, str, bool, bool, Synchronizer | None, str | None]:
         """What :func:`_reopen` needs for another handle on this array: store and
-        path, with the synchronizer (not the cache, which holds this process's memory)."""
-        return (self._store, self._path, self._read_only, self.write_empty_chunks, self._synchronizer)
+        path, with the synchronizer and the write settings (not the cache,
+        which holds this process's memory)."""
+        return (self._store, self._path, self._read_only, self.write_empty_chunks, self._synchronizer,
+                self._subchunk_write_order)
 
     def __reduce__(self) -> tuple[Callable[..., Array], tuple[Any, ...]]:
         """Pickles by store and path; the worker that unpickles it reopens it.
@@ -468,6 +483,18 @@ class Array(Node[ArrayMetadata]):
         ``(2, 3)``; ``a.vindex[mask]`` the elements where an N-D boolean mask
         is True. Assignable too; where points repeat, the last value wins."""
         return _Selector(self.get_vectorized_selection, self.set_vectorized_selection)
+
+    @property
+    def validity(self) -> _Selector:
+        """zarrs' optional types: ``a.validity[selection]`` (any selection
+        ``a[selection]`` takes) is a bool array of the selection's shape plus
+        one last axis, one entry per optional level, outermost first: True
+        where the element is present at that level. ``a[selection]`` is
+        masked where any level is missing; for ``optional(optional(T))``,
+        ``[True, False]`` is an outer value that is a missing inner one (fill
+        ``[null]``), ``[False, False]`` a missing outer one (fill ``null``).
+        Read-only; DataTypeError for arrays of other types."""
+        return _Selector(lambda selection: self._io.read_validity(self._plain_indexer(selection)), _read_only_validity)
 
     def _plain_indexer(self, selection: Any, *, write: bool = False) -> Indexer:
         """``a[selection]``'s indexer, routed as zarr-python routes it
@@ -700,11 +727,17 @@ class _Selector:
         self._set(selection, value)
 
 
+def _read_only_validity(selection: Any, value: Any) -> None:
+    raise TypeError("a.validity is read-only: write masked values (missing at the outermost level), None, "
+                    "or elements built by zarrpy.core.dtypes.optional.optional_elements")
+
+
 def _reopen(
-    store: Store, path: str, read_only: bool, write_empty_chunks: bool, synchronizer: Synchronizer | None = None
+    store: Store, path: str, read_only: bool, write_empty_chunks: bool, synchronizer: Synchronizer | None = None,
+    subchunk_write_order: str | None = None,
 ) -> Array:
     return Array.open(store, path, read_only=read_only, write_empty_chunks=write_empty_chunks,
-                      synchronizer=synchronizer)
+                      synchronizer=synchronizer, subchunk_write_order=subchunk_write_order)
 
 
 __all__ = ["Array"]

@@ -22,7 +22,6 @@ from ._array import Array
 from ._group import Group
 from ._create import as_data_array, compressors_argument, infer_dtype, user_shape
 from ._open import create_array, open_group
-from ._shard_writes import plan_band, streams_shards, write_shard
 from ..codecs.abc import ArrayToArrayCodec, ArrayToBytesCodec, BytesToBytesCodec
 from ..codecs.user_forms import CodecLike, CompressorsLike, FiltersLike, SerializerLike, codec_from_any
 from ..core._typing import ArrayValueLike, ChunksLike, ShapeLike, ShardsLike
@@ -246,13 +245,16 @@ def from_array(
     storage_options: dict[str, Any] | None = None,
     overwrite: bool = False,
     write_empty_chunks: bool = False,
+    subchunk_write_order: str | None | Literal["keep"] = "keep",
 ) -> Array:
     """A new array at ``store``/``name`` copied from ``data`` (zarr-python's ``from_array``).
 
     ``"keep"`` takes the setting from ``data`` when it is a zarrpy Array
-    (chunks, shards, codecs; and its fill value, attributes, dimension names
-    and chunk key encoding when not given), else the default. The copy moves
-    one bounded block at a time, so arrays larger than memory copy fine.
+    (chunks, shards, codecs, the order its handle writes inner chunks in
+    when the copy is sharded; and its fill value, attributes, dimension
+    names and chunk key encoding when not given), else the default. The
+    copy moves one bounded block at a time, so arrays larger than memory
+    copy fine.
     """
     source = data if isinstance(data, Array) else None
     if source is None and not (hasattr(data, "shape") and hasattr(data, "dtype")):
@@ -285,6 +287,10 @@ def from_array(
             like_chunks = _like_args(values, None).get("chunks")
             settings["chunks"] = like_chunks if like_chunks is not None else "auto"
     extra: dict[str, Any] = {"order": order} if zarr_format == 2 else {}
+    if not _is(subchunk_write_order, "keep"):
+        extra["subchunk_write_order"] = subchunk_write_order
+    elif source is not None and settings.get("shards") is not None:
+        extra["subchunk_write_order"] = source.subchunk_write_order
     if zarr_format == 2 and chunk_key_encoding is not None:
         raise TypeError("from_array: chunk_key_encoding= is a Zarr V3 option")
     out = create_array(
@@ -332,12 +338,18 @@ def _streams(out: Array) -> bool:
     shards = out._io.spec.shape  # the largest, when shards differ in shape
     # An edge shard holds only the inner chunks inside the array: a shard larger than the array costs less.
     held = [min(s, -(-n // c) * c) for s, n, c in zip(shards, out.shape, out.chunks)]
-    return math.prod(held) * max(out.dtype.itemsize, 8) > _STREAM_SHARD_NBYTES and streams_shards(out)
+    if math.prod(held) * max(out.dtype.itemsize, 8) <= _STREAM_SHARD_NBYTES:
+        return False
+    from ._shard_writes import streams_shards  # the sharding codec, loaded only where shards stream
+
+    return streams_shards(out)
 
 
 def _stream_copy(out: Array, data: Any) -> None:
     """Each shard of ``out`` written inner chunk by inner chunk, read from
     ``data`` in bands of whole inner chunks holding at most half a copy step."""
+    from ._shard_writes import plan_band, write_shard
+
     itemsize = max(out.dtype.itemsize, 8)
     band = plan_band(out, lambda b: math.prod(b) * itemsize <= _COPY_STEP_NBYTES // 2) or out.chunks
 

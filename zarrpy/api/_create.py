@@ -3,7 +3,8 @@
 Shared by :func:`zarrpy.create_array`, :meth:`Group.create_array` and the
 convenience functions (:func:`create_array_at`). Nothing
 is written until the metadata and the codec chain have been fully validated,
-and an existing node is only replaced when ``overwrite=True``.
+and an existing node is only replaced when ``overwrite=True``; where the
+node goes and what it costs in requests is :mod:`zarrpy.api._new_node`'s.
 """
 
 from __future__ import annotations
@@ -17,8 +18,7 @@ import numpy as np
 from ..pipeline.cache_hook import ChunkCache
 from ..pipeline.synchronizer import Synchronizer
 from ._array import Array
-from ._node import NODE_KEYS, location, write_metadata
-from ..core.paths import METADATA_KEY, check_new_node_path, join_key
+from ._new_node import node_exists as node_exists, put_new_node  # node_exists: for zarrpy.tools.cp too
 from ..pipeline.convert import v3_to_v2
 from ..pipeline.values import ragged_elements
 from ..codecs.abc import ArrayToArrayCodec, ArrayToBytesCodec, BytesToBytesCodec, ChunkSpec, Codec
@@ -29,13 +29,13 @@ from ..codecs.user_forms import codec_from_any
 from ..codecs.vlen_array import VlenArrayCodec
 from ..core.dtypes import DataType
 from ..core.dtypes.optional import is_optional, optional_default_serializer
-from ..core.dtypes.struct import has_multi_byte_fields, is_struct, pack_struct, v3_endian
-from ..errors import CodecError, MetadataError, NodeExistsError
-from ..metadata._parse import parse_json_document, parse_shape
-from ..metadata.v2 import ArrayMetadataV2, GroupMetadataV2
+from ..core.dtypes.struct import as_written, has_multi_byte_fields, is_struct, pack_struct, v3_endian
+from ..errors import CodecError, MetadataError
+from ..metadata._parse import parse_shape
+from ..metadata.v2 import ArrayMetadataV2
 from ..core.chunk_grid import REGULAR
 from ..metadata.chunk_grid import ChunkGridSpec, expand_run_lengths
-from ..metadata.v3 import ArrayMetadataV3, ChunkKeyEncodingSpec, GroupMetadataV3
+from ..metadata.v3 import ArrayMetadataV3, ChunkKeyEncodingSpec
 from ..stores.abc import Store
 
 # Target uncompressed chunk size for chunks="auto" (zarr-python aims for ~1 MiB too).
@@ -71,7 +71,7 @@ def build_array_metadata(
     compressors = compressors_argument(compressors, compressor)
     dtype, serializer = ragged_create_arguments(dtype, serializer)
     shape = parse_shape(list(user_shape(shape)), "shape")
-    data_type = DataType.from_numpy(dtype)
+    data_type = as_written(DataType.from_numpy(dtype))  # a legacy name is read, never written
     if zarr_format == 2 and is_optional(data_type):
         raise MetadataError(f"data_type: {data_type.name!r} has no Zarr V2 form (zarrs writes it in V3 only)")
     if zarr_format == 2 and is_struct(data_type.numpy) and data_type.family.endian_lane(data_type) is None:
@@ -415,58 +415,22 @@ def _parse_key_encoding(value: Any) -> ChunkKeyEncodingSpec:
         return ChunkKeyEncodingSpec()
     if isinstance(value, ChunkKeyEncodingSpec):
         return value
-    if isinstance(value, dict) and "separator" in value and "configuration" not in value:
-        # zarr-python's short form {"name": "v2", "separator": "."}
-        value = {"name": value.get("name", "default"), "configuration": {"separator": value["separator"]}}
+    if isinstance(value, dict) and ("separator" in value or "suffix" in value) and "configuration" not in value:
+        # zarr-python's short form {"name": "v2", "separator": "."} (and {"name": "zarrs.default_suffix", "suffix": ...})
+        value = {"name": value.get("name", "default"),
+                 "configuration": {k: v for k, v in value.items() if k != "name"}}
     return ChunkKeyEncodingSpec.from_json(value)
-
-
-def node_exists(store: Store, path: str) -> bool:
-    """Is there a V3 or V2 node at ``path``? (One batched request.)"""
-    values = store.get_partial_values([(join_key(path, k), None) for k in NODE_KEYS])
-    return any(v is not None for v in values)
-
-
-def _is_array(store: Store, path: str) -> bool:
-    v3, zarray = store.get_partial_values([(join_key(path, k), None) for k in (METADATA_KEY, ".zarray")])
-    if zarray is not None:
-        return True
-    return v3 is not None and parse_json_document(v3, join_key(path, METADATA_KEY)).get("node_type") == "array"
-
-
-def prepare_node(store: Store, path: str, *, overwrite: bool, zarr_format: int = 3) -> None:
-    """Make room for a new node at ``path``.
-
-    Checks everything before writing anything: an existing node is an error
-    unless ``overwrite`` (then it is removed with all its keys), and no node
-    may be made inside an array. Missing parents become groups of
-    ``zarr_format``.
-    """
-    check_new_node_path(path)
-    parts = path.split("/") if path else []
-    missing = []
-    for i in range(len(parts)):
-        parent = "/".join(parts[:i])
-        if not node_exists(store, parent):
-            missing.append(parent)
-        elif _is_array(store, parent):
-            raise NodeExistsError(f"cannot create a node at {location(store, path)}: {'/' + parent!r} is an array")
-    if node_exists(store, path):
-        if not overwrite:
-            raise NodeExistsError(f"a node already exists at {location(store, path)}; "
-                                  "pass overwrite=True (or mode='w') to replace it")
-        store.delete_prefix(join_key(path, "") if path else "")
-    group = GroupMetadataV3() if zarr_format == 3 else GroupMetadataV2()
-    for parent in missing:
-        write_metadata(store, parent, group)
 
 
 def create_array_at(store: Store, path: str, *, overwrite: bool, write_empty_chunks: bool,
                      data: Any = None, zarr_format: int = 3, order: str | None = None,
                      dimension_separator: str | None = None, cache: ChunkCache | None = None,
-                     synchronizer: Synchronizer | None = None, **kwargs: Any) -> Array:
+                     synchronizer: Synchronizer | None = None, within: str | None = None, absent: bool = False,
+                     subchunk_write_order: str | None = None,
+                     **kwargs: Any) -> Array:
     """Create the array at ``path`` of ``store`` (see :func:`zarrpy.create_array`):
-    validate everything, then make room for the node, write its metadata and
+    validate everything, then make room for the node and write its metadata
+    (:func:`put_new_node`, which takes ``within`` and ``absent``) and
     ``data`` (if given)."""
     if data is not None and kwargs.get("shape") is None and _names_vlen_array(kwargs.get("serializer")):
         kwargs["shape"] = ragged_elements(data, np.dtype(kwargs.get("dtype") or "float64")).shape
@@ -480,15 +444,34 @@ def create_array_at(store: Store, path: str, *, overwrite: bool, write_empty_chu
         raise TypeError("create_array needs shape= and dtype= (or data=)")
     stored = _build_stored_metadata(zarr_format, order, dimension_separator, kwargs)
     documents = stored.to_documents()  # fails on bad attributes before anything is touched
+    given_order = subchunk_write_order
+    if subchunk_write_order is None:
+        subchunk_write_order = _serializer_write_order(kwargs.get("serializer"))
     array = Array(store, path, stored, write_empty_chunks=write_empty_chunks, cache=cache,
-                  synchronizer=synchronizer)  # validates the chain
+                  synchronizer=synchronizer, subchunk_write_order=subchunk_write_order)  # validates the chain
+    if given_order is not None and array.subchunk_write_order is None:
+        raise ValueError(f"subchunk_write_order={given_order!r} is the order of inner chunks inside shards; "
+                         "this array is not sharded (give shards=)")
     # Coerced as given ([256] into uint8 overflows, as in numpy) before anything is written.
     value = None if data is None else array._coerce(data, array.shape)
-    prepare_node(store, path, overwrite=overwrite, zarr_format=zarr_format)
-    write_metadata(store, path, documents)
+    put_new_node(store, path, documents, overwrite=overwrite, zarr_format=zarr_format, within=within, absent=absent)
     if value is not None:
         array[...] = value
     return array
+
+
+def _serializer_write_order(serializer: Any) -> str | None:
+    """The ``subchunk_write_order`` of a sharding codec given as ``serializer=``
+    (a zarrpy or zarr-python codec object, or JSON naming one), else None.
+    A serializer that is no codec is left for the metadata to refuse."""
+    if serializer is None or isinstance(serializer, str):
+        return None
+    try:
+        codec = codec_from_any(serializer, "serializer")
+    except (CodecError, MetadataError):
+        return None
+    order = getattr(codec, "subchunk_write_order", None)  # a sharding codec's (the API names no codec)
+    return order if isinstance(order, str) else None
 
 
 def _build_stored_metadata(zarr_format: int, order: str | None, dimension_separator: str | None,

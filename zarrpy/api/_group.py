@@ -7,7 +7,8 @@ from typing import Any, Callable, Iterator, Mapping, TypeVar, overload
 import numpy as np
 import numpy.typing as npt
 
-from ._create import create_array_at, node_exists, prepare_node, user_shape
+from ._create import create_array_at, user_shape
+from ._new_node import node_exists, prepare_node, put_new_node
 from ._node import (
     FoundNode,
     Node,
@@ -104,17 +105,20 @@ class Group(Node[GroupMetadata]):
     def create(
         cls, store: Store, path: str = "", *, attributes: dict[str, Any] | None = None, overwrite: bool = False,
         zarr_format: int = 3, cache: ChunkCache | None = None, synchronizer: Synchronizer | None = None,
+        within: str | None = None, absent: bool = False,
     ) -> Group:
         """Create a group at ``path`` of ``store`` and return it (``overwrite=True``
         replaces a node that is there; else NodeExistsError). Users call
-        :func:`zarrpy.create_group` or :meth:`create_group`, which take URLs too."""
+        :func:`zarrpy.create_group` or :meth:`create_group`, which take URLs too.
+        ``within`` and ``absent``: what the caller knows, as
+        :func:`~zarrpy.api._new_node.put_new_node` takes them."""
         if zarr_format not in (2, 3):
             raise ValueError(f"zarr_format must be 2 or 3, got {zarr_format!r}")
         group_cls = GroupMetadataV3 if zarr_format == 3 else GroupMetadataV2
         metadata = group_cls(attributes=dict(attributes or {}))
         documents = metadata.to_documents()  # fails on bad attributes before anything is touched
-        prepare_node(store, path, overwrite=overwrite, zarr_format=zarr_format)
-        write_metadata(store, path, documents)
+        put_new_node(store, path, documents, overwrite=overwrite, zarr_format=zarr_format, within=within,
+                     absent=absent)
         return cls(store, path, metadata, cache=cache, synchronizer=synchronizer)
 
     @property
@@ -350,8 +354,9 @@ class Group(Node[GroupMetadata]):
         format; NodeExistsError if a node is there, unless ``overwrite``."""
         self._check_writable()
         self._consolidated = None  # the snapshot no longer describes the hierarchy
+        # This group is open: it and its parents are not read again.
         return Group.create(self._store, self._child_path(name), attributes=attributes, overwrite=overwrite,
-                            zarr_format=self.zarr_format)
+                            zarr_format=self.zarr_format, within=self._path)
 
     def require_group(self, name: str, *, attributes: dict[str, Any] | None = None,
                       overwrite: bool = False) -> Group:
@@ -396,8 +401,9 @@ class Group(Node[GroupMetadata]):
         kwargs.setdefault("zarr_format", self.zarr_format)
         kwargs.setdefault("cache", self._cache)
         kwargs.setdefault("synchronizer", self._synchronizer)
+        # This group is open: it and its parents are not read again.
         return create_array_at(self._store, self._child_path(name), overwrite=overwrite,
-                                write_empty_chunks=write_empty_chunks, data=data, **kwargs)
+                               write_empty_chunks=write_empty_chunks, data=data, within=self._path, **kwargs)
 
     def tree(self) -> str:
         """The hierarchy below this group as indented text."""

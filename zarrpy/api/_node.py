@@ -185,10 +185,10 @@ def _member_names(store: Store, group_path: str) -> list[str]:
 
 
 def write_metadata(store: Store, path: str, metadata: NodeMetadata | dict[str, bytes]) -> None:
-    """Write a node's documents (a metadata object, or its ``to_documents()``)."""
+    """Write a node's documents (a metadata object, or its ``to_documents()``)
+    in one batch: a V2 node's ``.zarray`` and ``.zattrs`` side by side."""
     documents = metadata if isinstance(metadata, dict) else metadata.to_documents()
-    for name, raw in documents.items():
-        store.set(join_key(path, name), raw)
+    store.set_many([(join_key(path, name), raw) for name, raw in documents.items()])
 
 
 class NodeMetadata(Protocol):

@@ -16,7 +16,8 @@ from typing import Any, NamedTuple
 from ._array import Array
 from ._cache import Cache
 from ..pipeline.synchronizer import Synchronizer
-from ._create import create_array_at, node_exists
+from ._create import create_array_at
+from ._new_node import node_exists
 from ._group import Group
 from ._node import array_metadata, location, read_node, read_nodes
 from ..core.paths import normalize_path
@@ -101,6 +102,7 @@ def create_array(
     dimension_separator: str | None = None,
     cache: Cache | None = None,
     synchronizer: Synchronizer | None = None,
+    subchunk_write_order: str | None = None,
 ) -> Array:
     """Create a new array and return it (open for writing).
 
@@ -112,7 +114,10 @@ def create_array(
     A ragged array (1-D vectors of different lengths at each position) takes
     its element type as ``dtype`` and ``serializer="numcodecs.vlen-array"``;
     it reads back as a :class:`~zarrpy.RaggedArray` (docs/guide/strings.md).
-    ``cache`` and ``synchronizer``: as for :func:`open_array`.
+    ``cache``, ``synchronizer`` and ``subchunk_write_order``: as for
+    :func:`open_array`; an order given by a sharding codec object as
+    ``serializer=`` (zarrpy's, or zarr-python's ``ShardingCodec``) is used
+    too. ``subchunk_write_order`` needs a sharded array.
     """
     return create_array_at(
         _store(store, storage_options, "w" if overwrite else "w-", "create an array in"),
@@ -123,6 +128,7 @@ def create_array(
         chunk_key_encoding=chunk_key_encoding, overwrite=overwrite,
         write_empty_chunks=write_empty_chunks, data=data, zarr_format=zarr_format,
         order=order, dimension_separator=dimension_separator, cache=cache, synchronizer=synchronizer,
+        subchunk_write_order=subchunk_write_order,
     )
 
 
@@ -136,6 +142,7 @@ def open_array(
     write_empty_chunks: bool = False,
     cache: Cache | None = None,
     synchronizer: Synchronizer | None = None,
+    subchunk_write_order: str | None = None,
     **create_kwargs: Any,
 ) -> Array:
     """Open an existing array (modes ``r``, ``r+``, ``a``), or create one
@@ -155,22 +162,43 @@ def open_array(
     each chunk or shard a write reads and rewrites, across processes, so
     processes writing parts of the same chunks or shards lose nothing.
     Threads of one process need none (docs/reliability.md).
+
+    ``subchunk_write_order`` (``"lexicographic"``, the default,
+    ``"colexicographic"``, ``"morton"`` or ``"unordered"``): the order this
+    handle writes inner chunks in inside each shard, as zarr-python's
+    ``ShardingCodec(subchunk_write_order=...)``. It is not stored in the
+    metadata (zarr-python does not store it either), so each handle says
+    its own; reads take shards in any order (docs/guide/sharding.md).
     """
     _check_mode(mode)
     _check_format(zarr_format)
     s = _store(store, storage_options, mode)
     p = normalize_path(path)
-    if mode in ("w", "w-") or (mode == "a" and create_kwargs and not node_exists(s, p)):
+
+    def create(absent: bool) -> Array:
         if "data" not in create_kwargs:
             create_kwargs.setdefault("dtype", "float64")
         return create_array_at(s, p, overwrite=(mode == "w"), write_empty_chunks=write_empty_chunks,
-                               zarr_format=zarr_format or 3, cache=cache, synchronizer=synchronizer,
-                               **create_kwargs)
+                               zarr_format=zarr_format or 3, cache=cache, synchronizer=synchronizer, absent=absent,
+                               subchunk_write_order=subchunk_write_order, **create_kwargs)
+
+    if mode in ("w", "w-"):
+        return create(absent=False)
+    if mode == "a" and create_kwargs:
+        # zarr.json, then the V2 documents only if it is missing: an existing
+        # V3 array costs one request, and a missing node is known absent for the create.
+        found = read_nodes(s, [p])[0]
+        if found is None:
+            return create(absent=True)
+        if zarr_format in (None, found.metadata.zarr_format):
+            return Array(s, p, array_metadata(s, p, found), write_empty_chunks=write_empty_chunks, cache=cache,
+                         synchronizer=synchronizer, subchunk_write_order=subchunk_write_order)
+        # the other format is there: Array.open below refuses it (or opens the one asked for beside it)
     if create_kwargs and mode != "a":
         raise TypeError(f"arguments for creating an array were given with mode={mode!r}, which only opens "
                         f"an existing array: {sorted(create_kwargs)}")
     return Array.open(s, p, read_only=(mode == "r"), write_empty_chunks=write_empty_chunks, zarr_format=zarr_format,
-                      cache=cache, synchronizer=synchronizer)
+                      cache=cache, synchronizer=synchronizer, subchunk_write_order=subchunk_write_order)
 
 
 def open_arrays(
@@ -357,8 +385,9 @@ def open_group(
         if mode != "a":
             raise
         _refuse_other_format(s, p, zarr_format)
+        # read_node found no node of either format (_refuse_other_format looked for the other)
         return Group.create(s, p, attributes=attributes, zarr_format=zarr_format or 3, cache=cache,
-                            synchronizer=synchronizer)
+                            synchronizer=synchronizer, absent=True)
     return Group._from_metadata(s, p, metadata, zmetadata, read_only=(mode == "r"), use_consolidated=use_consolidated,
                                 cache=cache, synchronizer=synchronizer)
 

@@ -28,7 +28,7 @@ def write_shard(array: Array, coords: ChunkCoords, read: Callable[[Region], Any]
                 band: Shape | None = None, run_nbytes: int = shard_stream.RUN_NBYTES) -> bool:
     """Store the shard at grid ``coords`` of ``array`` from ``read(region)``
     (elements for a region of the array), read in bands of ``band`` (whole
-    inner chunks in C order; see :func:`zarrpy.pipeline.shard_stream.plan_band`;
+    inner chunks consecutive in the array's write order: :func:`plan_band`;
     default one inner chunk), encoded on the pool in runs of about
     ``run_nbytes``. True if stored, False if it held only the fill value
     (then nothing is stored under its key)."""
@@ -37,11 +37,13 @@ def write_shard(array: Array, coords: ChunkCoords, read: Callable[[Region], Any]
 
 
 def plan_band(array: Array, fits: Callable[[Shape], bool]) -> Shape | None:
-    """The largest band of ``array``'s (largest) shards for which ``fits(band)``, or None
+    """The largest band of ``array``'s (largest) shards for which ``fits(band)``, its
+    inner chunks consecutive in the order the array writes them, or None
     when one inner chunk does not fit (see :func:`~zarrpy.pipeline.shard_stream.plan_band`)."""
     assert array.is_sharded
     # The largest shard's bands: a band is cut to each shard it is used in.
-    return shard_stream.plan_band(array._io.spec.shape, array.chunks, fits)
+    return shard_stream.plan_band(array._io.spec.shape, array.chunks, fits,
+                                  array.subchunk_write_order or "lexicographic")
 
 
 __all__ = ["plan_band", "streams_shards", "write_shard"]

@@ -19,7 +19,7 @@ import numpy as np
 
 from ..core._typing import BytesLike
 from ..core.array_bytes import ArrayBytes
-from ..core.dtypes.struct import unswappable_fields
+from ..core.dtypes.struct import unswappable_fields, v3_endian
 from ..core.dtypes import DataType
 from ..errors import ChunkDecodeError, CodecError
 from ._config import check_choice, check_keys
@@ -56,6 +56,18 @@ class BytesCodec(ArrayToBytesCodec):
 
     def to_config(self) -> dict[str, Any] | None:
         return None if self.endian is None else {"endian": self.endian}
+
+    def evolve(self, spec: ChunkSpec) -> BytesCodec:
+        """For a new array of a struct type with multi-byte fields, the
+        ``endian`` its fields share (little for a V3 struct), when none was
+        given: zarr-extensions' ``struct`` requires one there (a ``bytes``
+        without it is legacy, read as little-endian), and tensorstore refuses
+        a struct without it. A struct whose fields have different byte orders
+        (a V2 struct) keeps none; other types are as given."""
+        if self.endian is not None or spec.dtype.numpy.fields is None:
+            return self
+        endian = v3_endian(spec.dtype.numpy)
+        return self if endian in (None, "mixed") else BytesCodec(endian)
 
     def resolve(self, spec: ChunkSpec) -> ChunkSpec:
         if spec.dtype.is_variable:

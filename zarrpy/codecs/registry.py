@@ -65,6 +65,10 @@ _BUILTIN: dict[str, str] = {
     "zarrs.squeeze": "zarrpy.codecs.squeeze:SqueezeCodec",
     "bitround": "zarrpy.codecs.bitround:BitRoundCodec",
     "packbits": "zarrpy.codecs.packbits:PackBitsCodec",
+    "cast_value": "zarrpy.codecs.cast_value:CastValueCodec",
+    "scale_offset": "zarrpy.codecs.scale_offset:ScaleOffsetCodec",
+    "n5_default": "zarrpy.codecs.n5_default:N5DefaultCodec",
+    "conditional": "zarrpy.codecs.conditional:ConditionalCodec",
     "zfp": "zarrpy.codecs.zfp:ZfpCodec",
     # zarrs' other names for its zfp codec (read; `zfp` is written)
     "zarrs.zfp": "zarrpy.codecs.zfp:ZfpCodec",
@@ -80,8 +84,8 @@ _UNSUPPORTED: dict[str, str] = {
 # Codec names of the zarr-extensions registry (its codecs/ folder) that zarrpy
 # has no implementation of yet: "not supported", not "unknown".
 _UNSUPPORTED.update(dict.fromkeys((
-    "arrow-ipc", "cast_value", "cast-value", "conditional", "jpeg", "jpegxl", "label_multiset", "lzw", "n5",
-    "n5_default", "n5_label_multiset", "n5_varlen", "nanovdb", "offset", "pad", "scale_offset", "scale-offset",
+    "arrow-ipc", "cast-value", "jpeg", "jpegxl", "label_multiset", "lzw", "n5",
+    "n5_label_multiset", "n5_varlen", "nanovdb", "offset", "pad", "scale-offset",
     "singleton_dim", "vlen-ndarray",
 ), "it is in the zarr-extensions registry, and zarrpy does not implement it yet"))
 

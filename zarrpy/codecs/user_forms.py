@@ -159,6 +159,10 @@ def _zarr_python_codec_json(codec: Any, itemsize: int | None) -> dict[str, Any]:
             nested = getattr(codec, key, None)
             if isinstance(nested, (list, tuple)) and nested and all(_is_codec_like(c) for c in nested):
                 config[key] = [codec_from_any(c, itemsize=itemsize).to_json() for c in nested]
+        order = getattr(codec, "subchunk_write_order", None)
+        if doc["name"] == "sharding_indexed" and order is not None:
+            # zarr-python keeps the write order on the object, out of to_dict().
+            config["subchunk_write_order"] = _plain(order, itemsize)
         # zarr-python fills settings it was not given from the data type
         # (its BloscCodec.evolve_from_array_spec); to_dict shows placeholders.
         tunable = getattr(codec, "_tunable_attrs", None) or ()

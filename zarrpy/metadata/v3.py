@@ -41,42 +41,65 @@ _GROUP_KEYS = {"zarr_format", "node_type", "attributes"}
 # kept, whether or not it says ``"must_understand": false``.
 _GROUP_PEER_KEYS = frozenset({"consolidated_metadata"})
 
-_KEY_ENCODING_DEFAULT_SEPARATOR = {"default": "/", "v2": "."}
+_KEY_ENCODING_DEFAULT_SEPARATOR = {"default": "/", "v2": ".", "zarrs.default_suffix": "/"}
+
+DEFAULT_SUFFIX = "zarrs.default_suffix"
+"""zarrs' ``default`` encoding with a ``suffix`` after every key (``c/1/2.tiff``)."""
 
 
 @dataclass(frozen=True, slots=True)
 class ChunkKeyEncodingSpec:
-    """``chunk_key_encoding``: ``default`` or ``v2`` with a separator."""
+    """``chunk_key_encoding``: ``default`` or ``v2`` with a separator, or
+    zarrs' ``zarrs.default_suffix`` with a separator and a ``suffix``
+    (keys: :mod:`zarrpy.metadata.chunk_key_encoding`)."""
 
     name: str = "default"
     separator: str = "/"
+    suffix: str = ""
+    """``zarrs.default_suffix``'s suffix (empty for the others)."""
 
     @classmethod
     def from_json(cls, value: Any) -> ChunkKeyEncodingSpec:
         """Parse the ``chunk_key_encoding`` member (a name, or ``{"name", "configuration"?}``);
-        MetadataError for an unknown name or separator."""
+        MetadataError for an unknown name, separator or field, or a bad suffix."""
         name, config, _ = parse_named(value, "chunk_key_encoding", allow_optional=False)
         if name not in _KEY_ENCODING_DEFAULT_SEPARATOR:
             raise MetadataError(
-                f"chunk_key_encoding: unknown encoding {name!r}; known: default, v2"
+                f"chunk_key_encoding: unknown encoding {name!r}; known: default, v2, {DEFAULT_SUFFIX}"
             )
         config = dict(config or {})
         sep = config.pop("separator", _KEY_ENCODING_DEFAULT_SEPARATOR[name])
+        suffix = _parse_key_suffix(config.pop("suffix", None)) if name == DEFAULT_SUFFIX else ""
         if config:
             raise MetadataError(f"chunk_key_encoding: unknown configuration field(s) {sorted(config)}")
         if sep not in ("/", "."):
             raise MetadataError(f"chunk_key_encoding: separator must be '/' or '.', got {sep!r}")
-        return cls(name, sep)
+        return cls(name, sep, suffix)
 
     def to_json(self) -> dict[str, Any]:
-        """The ``chunk_key_encoding`` member, separator always stated."""
+        """The ``chunk_key_encoding`` member, separator always stated (and
+        the suffix, after it, as zarrs writes it)."""
+        if self.name == DEFAULT_SUFFIX:
+            return {"name": self.name, "configuration": {"separator": self.separator, "suffix": self.suffix}}
         return {"name": self.name, "configuration": {"separator": self.separator}}
+
+
+def _parse_key_suffix(value: Any) -> str:
+    """``zarrs.default_suffix``'s ``suffix``: a string (required, as in zarrs)
+    that adds no path step of its own (no empty, ``.`` or ``..`` segment
+    after a ``/``), so keys stay inside the array."""
+    if not isinstance(value, str):
+        raise MetadataError(f"chunk_key_encoding: {DEFAULT_SUFFIX!r} needs a string 'suffix', got {value!r}")
+    if any(part in ("", ".", "..") for part in value.split("/")[1:]) or "\\" in value or "\0" in value:
+        raise MetadataError(f"chunk_key_encoding: suffix {value!r}: a '/' in it must start a plain name "
+                            "(not '', '.' or '..'), and it may hold no '\\' or NUL")
+    return value
 
 
 ChunkKeyEncodingLike: TypeAlias = ChunkKeyEncodingSpec | str | Mapping[str, object] | None
 """``chunk_key_encoding=``: a :class:`ChunkKeyEncodingSpec`, a name (``"default"``,
-``"v2"``), the V3 JSON object, or zarr-python's ``{"name": ..., "separator": ...}``;
-None is ``default`` with ``/``."""
+``"v2"``), the V3 JSON object, or zarr-python's ``{"name": ..., "separator": ...}``
+(with ``"suffix"`` for ``zarrs.default_suffix``); None is ``default`` with ``/``."""
 
 
 def _parse_codecs(value: Any) -> tuple[dict[str, Any], ...]:

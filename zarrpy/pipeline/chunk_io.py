@@ -110,6 +110,7 @@ class ChunkIO(ChunkKeys):
         self, store: Store, path: str, metadata: ArrayMetadataV3, *, write_empty_chunks: bool = False,
         cache: ChunkCache | None = None,
         synchronizer: Synchronizer | None = None,
+        subchunk_write_order: str | None = None,
     ):
         self.synchronizer = synchronizer
         """Locks keys across processes for read-modify-write, when given."""
@@ -121,6 +122,10 @@ class ChunkIO(ChunkKeys):
             self.chain = chain_from_json(metadata.codecs)  # shared by arrays with the same codecs
         except UnknownCodecError as exc:
             raise UnknownCodecError(f"{where}: {exc}") from None
+        if subchunk_write_order is not None:  # a write setting, not in the metadata
+            from ..codecs.sharding.codec import chain_with_write_order  # loaded only for arrays given an order
+
+            self.chain = chain_with_write_order(self.chain, subchunk_write_order)
         self.spec = ChunkSpec(metadata.chunk_shape, metadata.data_type, metadata.fill_value)
         """The chunk spec of the grid's nominal chunk shape (the one chunk shape
         of a regular grid); :meth:`spec_at` gives each chunk's own."""
@@ -247,6 +252,14 @@ class ChunkIO(ChunkKeys):
         buffer = self._output(indexer.shape)
         self.read_into(buffer.reshape(-1) if indexer.flat_output else buffer, indexer)
         return self.form.scalar(buffer) if indexer.is_scalar else self.form.result(buffer)
+
+    def read_validity(self, indexer: Indexer) -> np.ndarray:
+        """For zarrs' optional types: whether each selected element is present
+        at each optional level (see :func:`~.values.optional_validity`);
+        DataTypeError for any other type."""
+        buffer = self._output(indexer.shape)
+        self.read_into(buffer.reshape(-1) if indexer.flat_output else buffer, indexer)
+        return self.form.validity(buffer)
 
     def _output(self, shape: Shape) -> np.ndarray:
         """An empty result of ``shape``, or SelectionError when memory cannot hold it."""

@@ -3,21 +3,30 @@
 :func:`write_shard` stores the shard at some grid coordinates of an array
 from a function that reads the array's elements for a region (``read``).
 The shard is cut into *bands*: boxes of whole inner chunks that follow the
-inner chunks' C order (one inner chunk, a row of them, a slab of rows...;
-see :func:`plan_band`). Each band is read once, its inner chunks are copied
-out of it (an edge inner chunk padded with the fill value, as the usual
-write path pads it), and the band is dropped before the next is read. The
-inner chunks are encoded on the chunk pool (:mod:`.concurrency`) in runs
-of about :data:`RUN_NBYTES`, with at most :func:`max_workers` runs in
-flight, and their bytes go to the store's object writer
-(:meth:`~zarrpy.stores.abc.Store.open_writer`) in C order as they are
-done, the index last (:class:`~zarrpy.codecs.sharding.stream.ShardStream`).
-The stored shard is byte for byte the one ``array[shard region] = data``
-stores.
+order the shard's inner chunks are written in (``subchunk_write_order``;
+see :func:`plan_band`): for C order (``lexicographic``, ``unordered``) one
+inner chunk, a row of them, a slab of rows...; for Fortran order
+(``colexicographic``) the same with the dimensions reversed; for
+``morton`` aligned cubes of 2, 4, 8... inner chunks a side, each a run of
+consecutive inner chunks in Z order. Bands are read in the write order,
+each once; its inner chunks are copied out of it (an edge inner chunk
+padded with the fill value, as the usual write path pads it), and the band
+is dropped before the next is read. The inner chunks are encoded on the
+chunk pool (:mod:`.concurrency`) in runs of about :data:`RUN_NBYTES`, with
+at most :func:`max_workers` runs in flight, and their bytes go to the
+store's object writer (:meth:`~zarrpy.stores.abc.Store.open_writer`) in
+the write order as they are done, the index last
+(:class:`~zarrpy.codecs.sharding.stream.ShardStream`, which holds back an
+inner chunk that comes early: bands of another shape still give the right
+bytes, with more held). The stored shard is byte for byte the one
+``array[shard region] = data`` stores.
 
 Memory: one band of elements, and per run in flight (the pool's threads,
 and one more being copied out) a copy of its inner chunks, their encoded
 bytes and the comparison with the fill value (:func:`in_flight_nbytes`).
+Bands planned for the write order hold no inner chunk back; bands of
+another shape hold the early ones' encoded bytes (spooled to disk past
+:data:`~zarrpy.codecs.sharding.stream.SPOOL_MEMORY_NBYTES`).
 A store that cannot stream (:attr:`~zarrpy.stores.abc.Store.streams_writes`
 False) also keeps the shard's encoded bytes until it is stored whole.
 
@@ -34,7 +43,7 @@ import math
 from collections import deque
 from concurrent.futures import Future, wait
 from types import EllipsisType
-from typing import Any, Callable, Iterator
+from typing import Any, Callable, Iterable, Iterator
 
 import numpy as np
 
@@ -42,6 +51,7 @@ from ..codecs.merge import ChunkWrite, merge_writes
 from ..codecs.sharding import ShardingCodec
 from ..codecs.sharding._layout import ShardLayout
 from ..codecs.sharding.index import NAME
+from ..codecs.sharding.order import DEFAULT_WRITE_ORDER, morton_codes
 from ..codecs.sharding.stream import ShardStream
 from ..core._typing import ChunkCoords, Shape
 from ..core.array_bytes import ArrayBytes
@@ -83,12 +93,21 @@ def in_flight_nbytes(inner_nbytes: int, workers: int, run_nbytes: int = RUN_NBYT
     return (workers + 1) * INNER_COPIES * _per_run(inner_nbytes, run_nbytes) * inner_nbytes
 
 
-def plan_band(shard_shape: Shape, inner_shape: Shape, fits: Callable[[Shape], bool]) -> Shape | None:
-    """The largest band of a shard of ``shard_shape`` for which ``fits(band)``:
-    whole inner chunks, one along every dimension before some dimension
-    ``d``, any number along ``d`` and the whole shard after it (so a band's
-    inner chunks are consecutive in C order). None if one inner chunk does
-    not fit. ``fits`` must grow monotonically false with the band."""
+def plan_band(shard_shape: Shape, inner_shape: Shape, fits: Callable[[Shape], bool],
+              order: str = DEFAULT_WRITE_ORDER) -> Shape | None:
+    """The largest band of a shard of ``shard_shape`` for which ``fits(band)``,
+    its inner chunks consecutive in the write ``order``. For C order: whole
+    inner chunks, one along every dimension before some dimension ``d``,
+    any number along ``d`` and the whole shard after it; ``colexicographic``:
+    the same with the dimensions reversed; ``morton``: ``2**k`` inner chunks
+    along every dimension (all of a dimension with fewer). None if one
+    inner chunk does not fit. ``fits`` must grow monotonically false with
+    the band."""
+    if order == "colexicographic":
+        flipped = plan_band(shard_shape[::-1], inner_shape[::-1], lambda b: fits(b[::-1]))
+        return None if flipped is None else flipped[::-1]
+    if order == "morton":
+        return _plan_morton_band(shard_shape, inner_shape, fits)
     grid = [s // c for s, c in zip(shard_shape, inner_shape)]
 
     def band(d: int, k: int) -> Shape:
@@ -109,20 +128,71 @@ def plan_band(shard_shape: Shape, inner_shape: Shape, fits: Callable[[Shape], bo
     return None
 
 
-def bands(region: Region, origin: ChunkCoords, inner_shape: Shape, band: Shape) -> list[Region]:
+def _plan_morton_band(shard_shape: Shape, inner_shape: Shape, fits: Callable[[Shape], bool]) -> Shape | None:
+    """:func:`plan_band` for Z order: the largest aligned cube of ``2**k``
+    inner chunks a side (clipped to the shard) that fits. Its inner chunks
+    are consecutive in the compressed Morton order, since the code's low
+    bits are the coordinates' bits below ``k``."""
+    grid = [s // c for s, c in zip(shard_shape, inner_shape)]
+    best = None
+    side = 1
+    while True:
+        band = tuple(min(side, g) * c for g, c in zip(grid, inner_shape))
+        if not fits(band):
+            return best
+        best = band
+        if all(side >= g for g in grid):
+            return best
+        side *= 2
+
+
+def bands(region: Region, origin: ChunkCoords, inner_shape: Shape, band: Shape,
+          order: str = DEFAULT_WRITE_ORDER) -> list[Region]:
     """The bands of ``band``'s shape (see :func:`plan_band`) covering the part
-    ``region`` of the shard that starts at ``origin``, clipped to it, in C order.
+    ``region`` of the shard that starts at ``origin``, clipped to it, in the
+    write ``order`` (C order; ``colexicographic``: Fortran order;
+    ``morton``: Z order of the bands' first inner chunks).
 
     A band is clipped to the inner chunks that ``region`` touches, so one band
     shape serves edge shards too; ValueError if it is not whole inner chunks
-    in C order there."""
+    in C order there (in Fortran order for ``colexicographic``; any box of
+    whole inner chunks for ``morton``)."""
+    if order == "colexicographic":
+        flipped = _boxes(region[::-1], tuple(origin)[::-1], inner_shape[::-1], band[::-1], "Fortran")
+        return [box[::-1] for box in flipped]
+    if order == "morton":
+        # By the Z order of each band's first inner chunk in the region's own
+        # grid: the order in the shard's grid, whose extra code bits are 0 here.
+        boxes = _boxes(region, origin, inner_shape, band, None)
+        grid = tuple(-(-(r.stop - o) // c) for r, o, c in zip(region, origin, inner_shape))
+        codes = morton_codes(grid)
+        first = [int(codes[_grid_position(box, origin, inner_shape, grid)]) for box in boxes]
+        return [box for _, box in sorted(zip(first, boxes), key=lambda pair: pair[0])]
+    return _boxes(region, origin, inner_shape, band, "C")
+
+
+def _grid_position(box: Region, origin: ChunkCoords, inner_shape: Shape, grid: Shape) -> int:
+    """The flat C-order position in ``grid`` of the first inner chunk of ``box``."""
+    position = 0
+    for b, o, c, n in zip(box, origin, inner_shape, grid):
+        position = position * n + (b.start - o) // c
+    return position
+
+
+def _boxes(region: Region, origin: ChunkCoords, inner_shape: Shape, band: Shape, order: str | None) -> list[Region]:
+    """The bands of :func:`bands` in C order of their place; ValueError if
+    their inner chunks are not consecutive in ``order`` ("C" or "Fortran",
+    of the dimensions as given; None: not checked)."""
     extent = [-(-(r.stop - o) // c) * c for r, o, c in zip(region, origin, inner_shape)]
     band = tuple(min(b, e) for b, e in zip(band, extent))
     if any(b < 1 or b % c for b, c in zip(band, inner_shape)):
         raise ValueError(f"bands of shape {band} are not whole inner chunks of shape {inner_shape}")
     partial = [d for d, (b, e) in enumerate(zip(band, extent)) if b < e]
-    if partial and any(band[d] != inner_shape[d] for d in range(partial[-1])):
-        raise ValueError(f"bands of shape {band} do not follow the C order of inner chunks of shape {inner_shape}")
+    if order is not None and partial and any(band[d] != inner_shape[d] for d in range(partial[-1])):
+        if order == "Fortran":
+            band, inner_shape = band[::-1], inner_shape[::-1]
+        raise ValueError(f"bands of shape {band} do not follow the {order} order of inner chunks of shape "
+                         f"{inner_shape}")
     counts = [-(-e // b) for e, b in zip(extent, band)]
     return [
         tuple(slice(o + i * b, min(o + (i + 1) * b, r.stop)) for i, o, b, r in zip(index, origin, band, region))
@@ -134,8 +204,9 @@ def write_shard(io: ChunkIO, coords: ChunkCoords, read: Callable[[Region], Any],
                 run_nbytes: int = RUN_NBYTES) -> bool:
     """Store the shard at grid ``coords`` of ``io``'s array from ``read(region)``
     (the array's elements in ``region``: anything the array's element form
-    takes, shaped like the region), read band by band in C order (``band``:
-    see :func:`plan_band`; default one inner chunk), encoded in runs of
+    takes, shaped like the region), read band by band in the shard's write
+    order (``band``: see :func:`plan_band` with the codec's
+    ``subchunk_write_order``; default one inner chunk), encoded in runs of
     inner chunks of about ``run_nbytes`` (at least one). True if a shard was
     stored, False if it held only the fill value (nothing is then stored
     under its key). See the module docstring.
@@ -169,9 +240,10 @@ def write_shard(io: ChunkIO, coords: ChunkCoords, read: Callable[[Region], Any],
 
     try:
         with ShardStream(layout, open_sink) as stream:
+            stream.leave_out(_outside(layout, origin, region))
             window = _Window(stream, key)
             try:
-                for box in bands(region, origin, inner_shape, band or inner_shape):
+                for box in bands(region, origin, inner_shape, band or inner_shape, layout.write_order):
                     data = io.form.coerce(read(box), tuple(b.stop - b.start for b in box))
                     members = _inner_chunks(layout, box, origin, region)
                     while run := list(itertools.islice(members, per_run)):
@@ -195,15 +267,31 @@ def write_shard(io: ChunkIO, coords: ChunkCoords, read: Callable[[Region], Any],
 # -- inner chunks -------------------------------------------------------------
 def _inner_chunks(layout: ShardLayout, box: Region, origin: ChunkCoords, region: Region) -> Iterator[tuple[int, Region]]:
     """``(position in the shard, selection in the band's elements)`` of each
-    inner chunk in the band ``box``, in C order (edge ones clipped to ``region``)."""
+    inner chunk in the band ``box``, in the write order (edge ones clipped
+    to ``region``)."""
     inner = layout.inner_spec.shape
     ranges = [range((b.start - o) // c, -(-(b.stop - o) // c)) for b, o, c in zip(box, origin, inner)]
-    for ic in itertools.product(*ranges):
+    members: Iterable[tuple[int, ...]] = itertools.product(*ranges)
+    if not layout.writes_c_order:
+        rank = layout.write_ranks()
+        members = sorted(members, key=lambda ic: int(rank[layout.position(ic)]))
+    for ic in members:
         sel = tuple(
             slice(o + i * c - b.start, min(o + (i + 1) * c, r.stop) - b.start)
             for i, o, c, b, r in zip(ic, origin, inner, box, region)
         )
         yield layout.position(ic), sel
+
+
+def _outside(layout: ShardLayout, origin: ChunkCoords, region: Region) -> np.ndarray:
+    """Flat positions of the shard's inner chunks wholly past the array's
+    edge (``region`` is the shard clipped to the array): they never come."""
+    inside = tuple(-(-(r.stop - o) // c) for r, o, c in zip(region, origin, layout.inner_spec.shape))
+    if inside == tuple(layout.grid_shape):
+        return np.zeros(0, dtype=np.int64)
+    mask = np.ones(layout.grid_shape, dtype=bool)
+    mask[tuple(slice(0, n) for n in inside)] = False
+    return np.flatnonzero(mask)
 
 
 def _inner_chunk(io: ChunkIO, layout: ShardLayout, data: np.ndarray, sel: Region, key: str) -> ArrayBytes:

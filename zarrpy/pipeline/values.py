@@ -16,7 +16,7 @@ import numpy as np
 from ..core._typing import Shape
 from ..core.array_bytes import ArrayBytes
 from ..core.dtypes import DataType
-from ..core.dtypes.optional import VALID, VALUE, element_bytes, inner_type, is_optional, split
+from ..core.dtypes.optional import VALID, VALUE, EncodedOptional, element_bytes, inner_type, is_optional, split
 from ..errors import BroadcastError, CodecError, DataTypeError
 from ..core.ragged import RaggedArray
 
@@ -61,11 +61,14 @@ def _coerce_optional(value: Any, data_type: DataType) -> np.ndarray:
     inner type (present), or elements already in that form."""
     inner = inner_type(data_type)
     if isinstance(value, np.ndarray) and not isinstance(value, np.ma.MaskedArray) and value.dtype == data_type.numpy:
-        if data_type.is_variable:
+        if not data_type.is_variable:
+            out = value.copy()
+            out[VALUE][~out[VALID]] = np.zeros((), dtype=out[VALUE].dtype)  # canonical missing: zero bytes
+            return out
+        # An object array is elements only when it says so (EncodedOptional);
+        # else it holds the inner type's values (strings, bytes, None).
+        if value.size and all(isinstance(e, EncodedOptional) for e in value.reshape(-1)):
             return value
-        out = value.copy()
-        out[VALUE][~out[VALID]] = np.zeros((), dtype=out[VALUE].dtype)  # canonical missing: zero bytes
-        return out
     if isinstance(value, np.ma.MaskedArray):
         missing = _flat_mask(np.ma.getmaskarray(value))
         data = np.asarray(value.data)
@@ -77,7 +80,7 @@ def _coerce_optional(value: Any, data_type: DataType) -> np.ndarray:
     if missing.any():
         if data.dtype == object or data.dtype.kind in "SUT":
             data = data.astype(object)
-            data[missing] = inner.default_fill()
+            data[missing] = _innermost(inner).default_fill()  # a plain value: left out below anyway
     values = coerce_value(data, inner, data.shape)
     present = ~missing
     if data_type.is_variable:
@@ -147,23 +150,70 @@ def user_fill(data_type: DataType, fill: Any) -> Any:
 
 
 def optional_result(out: np.ndarray, data_type: DataType) -> np.ma.MaskedArray:
-    """The masked array (masked = missing) of optional elements ``out``."""
-    if not data_type.is_variable:
-        return np.ma.MaskedArray(out[VALUE], mask=~out[VALID])
-    inner = inner_type(data_type)
-    if not is_optional(inner):  # strings / bytes: vectorised over offsets and data
+    """The masked array of optional elements ``out``: the innermost type's
+    values, masked where an element is missing at any level (a nested
+    ``optional(optional(T))`` reads as ``T`` values; :func:`optional_validity`
+    tells the levels apart). Missing values read as zero / ``""`` / ``b""``."""
+    values, valid = _optional_levels(out, data_type)
+    return np.ma.MaskedArray(values, mask=~valid.all(axis=-1))
+
+
+def optional_validity(out: np.ndarray, data_type: DataType) -> np.ndarray:
+    """Per element of optional elements ``out``, whether it is present at
+    each optional level: bool, ``out.shape + (depth,)``, outermost level
+    first (``[True, False]``: the outer value is there and is a missing
+    inner one). Once a level is missing, every level inside it is too."""
+    return _optional_levels(out, data_type)[1]
+
+
+def optional_depth(data_type: DataType) -> int:
+    """How many optional levels ``data_type`` has (0 for a plain type)."""
+    depth = 0
+    while is_optional(data_type):
+        depth += 1
+        data_type = inner_type(data_type)
+    return depth
+
+
+def _innermost(data_type: DataType) -> DataType:
+    """The type inside every optional level of ``data_type``."""
+    while is_optional(data_type):
+        data_type = inner_type(data_type)
+    return data_type
+
+
+def _optional_levels(out: np.ndarray, data_type: DataType) -> tuple[np.ndarray, np.ndarray]:
+    """(innermost values, validity ``out.shape + (depth,)``) of optional elements."""
+    depth = optional_depth(data_type)
+    valid = np.zeros((*out.shape, depth), dtype=bool)
+    if not data_type.is_variable:  # packed (value, valid) records, nested as records
+        level = out
+        for d in range(depth):
+            valid[..., d] = level[VALID]
+            level = level[VALUE]
+        return np.array(level, copy=True), valid
+    innermost = data_type
+    for _ in range(depth):
+        innermost = inner_type(innermost)
+    if depth == 1:  # strings / bytes: vectorised over offsets and data
         plain, present = _without_validity(ArrayBytes.from_bytes_objects(out))
-        values = plain.to_strings() if inner.is_string else plain.to_bytes_objects()
-        values.reshape(-1)[~present] = inner.default_fill()
-        return np.ma.MaskedArray(values, mask=~present.reshape(out.shape))
-    flat = out.reshape(-1)
-    parts = [split(data_type, e) for e in flat]
-    dtype = inner.numpy if inner.is_string else object
-    data = np.empty(len(parts), dtype=dtype)
-    for i, (v, _) in enumerate(parts):
-        data[i] = v
-    mask = np.array([not ok for _, ok in parts], dtype=bool)
-    return np.ma.MaskedArray(data.reshape(out.shape), mask=mask.reshape(out.shape))
+        values = plain.to_strings() if innermost.is_string else plain.to_bytes_objects()
+        values.reshape(-1)[~present] = innermost.default_fill()
+        valid[..., 0] = present.reshape(out.shape)
+        return values, valid
+    values = np.empty(out.size, dtype=innermost.numpy if innermost.is_string else object)
+    flat_valid = valid.reshape(-1, depth)
+    for i, element in enumerate(out.reshape(-1)):
+        level_type, value = data_type, element
+        for d in range(depth):
+            value, ok = split(level_type, value)
+            if not ok:
+                value = innermost.default_fill()
+                break
+            flat_valid[i, d] = True
+            level_type = inner_type(level_type)
+        values[i] = value
+    return values.reshape(out.shape), valid
 
 
 def _cast(arr: np.ndarray, dtype: np.dtype) -> np.ndarray:
@@ -337,6 +387,12 @@ class ElementForm:
         """A read's result for one element (``out`` is 0-d): the element, or
         (optional types) its inner value or ``numpy.ma.masked``."""
         return self.result(out)[()] if is_optional(self.data_type) else out[()]
+
+    def validity(self, out: np.ndarray) -> np.ndarray:
+        """(zarrs' optional types) :func:`optional_validity` of a read's elements."""
+        if not is_optional(self.data_type):
+            raise DataTypeError(f"data type {self.data_type.name!r} is not optional: its elements have no validity")
+        return optional_validity(out, self.data_type)
 
     def result(self, out: np.ndarray) -> Any:
         """A read's result: ``out`` itself, a RaggedArray of its elements, or

@@ -186,6 +186,19 @@ class Store(ABC):
     batched requests); False: callers wanting many writes in flight split
     them over threads."""
 
+    def _writable_keys(self, keys: Iterable[str]) -> tuple[list[str], StoreError | None]:
+        """``keys`` checked for a batched write or delete, each once, in
+        order, up to the first refused one; and the refusal (raise it after
+        the batch, which then applies to the keys before it)."""
+        names: list[str] = []
+        try:
+            for key in keys:
+                self._check_writable(key)
+                names.append(validate_key(key))
+        except StoreError as exc:
+            return list(dict.fromkeys(names)), exc
+        return list(dict.fromkeys(names)), None
+
     def delete_many(self, keys: Iterable[str]) -> None:
         """Remove many keys (missing ones are not an error); stores that can
         delete in batches (S3's ``DeleteObjects``) override this."""

@@ -88,7 +88,7 @@ from ._ranges import clamp, is_empty, trim
 from ._stream_s3 import PART_NBYTES, PARTS_IN_FLIGHT, S3ObjectWriter
 from ._tempfiles import TMP_PREFIX, temp_name
 from .abc import Store, store_error, validate_key, validate_prefix
-from .writes import ABSENT, ConditionalWrite, ObjectWriter
+from .writes import ABSENT, ConditionalSwitch, ConditionalWrite, ObjectWriter
 
 T = TypeVar("T")
 
@@ -468,26 +468,18 @@ class FsspecStore(Store):
             raise self._error("delete", key, exc) from exc
 
     # -- batched and conditional writes (zarrpy.stores._fsspec_writes) ---------
-    _conditional: bool | None = None
-    """Whether conditional writes are sent (None: not yet asked)."""
-
-    @property
-    def supports_conditional_writes(self) -> bool:
+    def _s3_conditions(self) -> bool:
         """True on S3 (s3fs) whose botocore sends ``IfMatch`` and
         ``IfNoneMatch`` (asked of the client once); False on other
         filesystems. Setting it to False turns conditional writes off."""
-        if self._conditional is None:
-            self._conditional = is_s3(self.fs) and bool(sync(self.fs.loop, s3_conditions_known, self.fs))
-        return self._conditional
+        return is_s3(self.fs) and bool(sync(self.fs.loop, s3_conditions_known, self.fs))
 
-    @supports_conditional_writes.setter
-    def supports_conditional_writes(self, value: bool) -> None:
-        self._conditional = None if value else False  # True: as the filesystem allows
+    supports_conditional_writes = ConditionalSwitch(_s3_conditions)
 
     @property
     def supports_conditional_deletes(self) -> bool:  # type: ignore[override]
         """As :attr:`supports_conditional_writes`: S3 deletes with ``IfMatch``."""
-        return self.supports_conditional_writes
+        return bool(self.supports_conditional_writes)
 
     def set_conditional(self, writes: Sequence[ConditionalWrite]) -> list[bool]:
         """Each write one ``put_object`` / ``delete_object`` with ``IfMatch``
@@ -558,15 +550,8 @@ class FsspecStore(Store):
         """On S3 one ``DeleteObjects`` request per :data:`~zarrpy.stores._fsspec_writes.S3_DELETE_BATCH`
         keys; on other async filesystems one delete per key, all at once (at
         most :attr:`request_concurrency` in flight); elsewhere key by key."""
-        names: list[str] = []
-        refused: StoreError | None = None  # a key no delete accepts: the ones before it are removed
-        try:
-            for key in keys:
-                self._check_writable(key)
-                names.append(validate_key(key))
-        except StoreError as exc:
-            refused = exc
-        self._delete_all(list(dict.fromkeys(names)))
+        names, refused = self._writable_keys(keys)  # a refused key: the ones before it are removed
+        self._delete_all(names)
         if refused is not None:
             raise refused
 

@@ -78,7 +78,7 @@ from ._stream_s3 import PART_NBYTES, PARTS_IN_FLIGHT, check_part_settings
 from ._update_locks import update_locks
 from ._wrapped import pickle_wrapped
 from .abc import Store, store_error, validate_key, validate_prefix
-from .writes import ABSENT, ConditionalWrite, ObjectWriter
+from .writes import ABSENT, ConditionalSwitch, ConditionalWrite, ObjectWriter
 
 T = TypeVar("T")
 
@@ -523,25 +523,17 @@ class ObjectStore(Store):
                 self.delete(path[len(self._prefix) :])
 
     # -- conditional writes and batches ------------------------------------------------
-    _conditional: bool | None = None
-    """Whether conditional writes are sent (None: as the backend allows)."""
-
-    @property
-    def supports_conditional_writes(self) -> bool:
+    def _backend_conditions(self) -> bool:
         """True over obstore's S3 (unless its ``conditional_put`` is
         ``"disabled"``), Azure and memory stores: ``put`` with
         ``mode="create"`` or ``mode={"e_tag": <version>}``, checked by the
         backend. Setting it to False turns conditional writes off."""
-        if self._conditional is None:
-            kind = type(self.store).__name__
-            config = getattr(self.store, "config", None) or {}
-            disabled = str(config.get("conditional_put", config.get("aws_conditional_put", ""))).lower() == "disabled"
-            self._conditional = kind in _CONDITIONAL_KINDS and not disabled
-        return self._conditional
+        kind = type(self.store).__name__
+        config = getattr(self.store, "config", None) or {}
+        disabled = str(config.get("conditional_put", config.get("aws_conditional_put", ""))).lower() == "disabled"
+        return kind in _CONDITIONAL_KINDS and not disabled
 
-    @supports_conditional_writes.setter
-    def supports_conditional_writes(self, value: bool) -> None:
-        self._conditional = None if value else False  # True: as the backend allows
+    supports_conditional_writes = ConditionalSwitch(_backend_conditions)
 
     # supports_conditional_deletes stays False: obstore's delete takes no condition.
 
@@ -632,15 +624,7 @@ class ObjectStore(Store):
         """One bulk ``obstore.delete`` (S3: ``DeleteObjects`` per 1000 keys;
         Azure: batches of 256; elsewhere concurrent single deletes); where
         it fails (a backend that refuses a missing key), key by key."""
-        names: list[str] = []
-        refused: StoreError | None = None  # a key no delete accepts: the ones before it are removed
-        try:
-            for key in keys:
-                self._check_writable(key)
-                names.append(validate_key(key))
-        except StoreError as exc:
-            refused = exc
-        names = list(dict.fromkeys(names))
+        names, refused = self._writable_keys(keys)  # a refused key: the ones before it are removed
         if len(names) < 2:
             for key in names:
                 self._delete(key)

@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import io
 from abc import ABC, abstractmethod
-from typing import TYPE_CHECKING, Any, Final, Hashable, NamedTuple
+from typing import TYPE_CHECKING, Any, Callable, Final, Hashable, NamedTuple
 
 if TYPE_CHECKING:
     from .abc import Store
@@ -140,4 +140,29 @@ class BufferedObjectWriter(ObjectWriter):
         self._buffer = None
 
 
-__all__ = ["ABSENT", "BufferedObjectWriter", "ConditionalWrite", "ObjectWriter"]
+class ConditionalSwitch:
+    """A store's ``supports_conditional_writes``: what ``allowed(store)``
+    says of its backend, asked once (on first use, so opening a store sends
+    nothing); setting False turns conditional writes off, True goes back to
+    what the backend allows."""
+
+    def __init__(self, allowed: Callable[[Any], bool]):
+        self.allowed = allowed
+        self.__doc__ = allowed.__doc__
+
+    def __set_name__(self, owner: type, name: str) -> None:
+        self.slot = f"_{name}_setting"
+
+    def __get__(self, store: Any, owner: type | None = None) -> Any:
+        if store is None:
+            return self
+        value = store.__dict__.get(self.slot)
+        if value is None:
+            value = store.__dict__[self.slot] = bool(self.allowed(store))
+        return value
+
+    def __set__(self, store: Any, value: bool) -> None:
+        store.__dict__[self.slot] = None if value else False
+
+
+__all__ = ["ABSENT", "BufferedObjectWriter", "ConditionalSwitch", "ConditionalWrite", "ObjectWriter"]

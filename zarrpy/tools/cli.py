@@ -27,6 +27,7 @@ import numpy as np
 from .. import __version__, api
 from ..api._array import Array
 from ..api._group import Group
+from ..codecs.sharding.order import WRITE_ORDERS
 from ..errors import ZarrpyError
 from ._nodes import dtype_text, json_text, layout_lists
 
@@ -228,6 +229,9 @@ def _parser() -> argparse.ArgumentParser:
                     help="zstd:LEVEL, blosc:CNAME:CLEVEL[:SHUFFLE], gzip:LEVEL, zlib:LEVEL or none "
                          "(default: the source's compressors)")
     cp.add_argument("--zarr-format", type=int, choices=(2, 3), help="format of the copy (default: the source's)")
+    cp.add_argument("--subchunk-write-order", choices=WRITE_ORDERS, metavar="ORDER",
+                    help="order of the inner chunks in the copy's shards: lexicographic (default), "
+                         "colexicographic, morton (zarr-python's default) or unordered")
     cp.add_argument("--max-memory", type=_size, default="256MB", metavar="SIZE",
                     help="bound on the data in flight, e.g. 64MB, 1GB (K/M/G: powers of 1024; default 256MB)")
     cp.add_argument("--overwrite", action="store_true", help="replace a node already at DST")

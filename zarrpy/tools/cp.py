@@ -115,6 +115,9 @@ class CopyOptions:
     """``--compressor`` text: ``zstd:3``, ``blosc:lz4:5``, ``gzip:6``, ``none``."""
     zarr_format: int | None = None
     max_memory: int = DEFAULT_MAX_MEMORY
+    subchunk_write_order: str | None = None
+    """``--subchunk-write-order``: the order of inner chunks in the copy's
+    shards (None: lexicographic; :mod:`zarrpy.codecs.sharding.order`)."""
 
 
 @dataclass
@@ -275,6 +278,11 @@ def _create_arguments(a: Array, options: CopyOptions, fmt: int, rel: str) -> tup
         filters=list(a.filters), serializer=a.serializer, compressors=compressors, fill_value=meta.fill_value,
         attributes=dict(a.attrs), zarr_format=fmt,
     )
+    if options.subchunk_write_order is not None:
+        if shards is not None:
+            create["subchunk_write_order"] = options.subchunk_write_order
+        else:
+            notes.append("--subchunk-write-order not used: the copy is not sharded")
     if fmt == 3:
         create["dimension_names"] = meta.dimension_names
         if a.zarr_format == 3:
@@ -379,13 +387,14 @@ def stream_in_flight(band: Shape, inner: Shape, source_chunks: Shape, element: i
 
 
 def plan_stream_band(shard: Shape, inner: Shape, source_chunks: Shape, element: int, max_memory: int,
-                     workers: int | None = None) -> tuple[Shape, int]:
+                     workers: int | None = None, order: str = "lexicographic") -> tuple[Shape, int]:
     """The bands a shard of ``shard`` (whole inner chunks of ``inner``) is
     streamed from, and the bytes of inner chunks each codec task encodes:
     the largest bands that :func:`stream_in_flight` keeps within
     ``max_memory`` (see :func:`zarrpy.pipeline.shard_stream.plan_band`),
     their partial dimension rounded down to the source chunks where these
-    tile the shard (each source chunk is then decoded once); tasks of
+    tile the shard (each source chunk is then decoded once; C-order bands
+    only: the bands follow the shards' write ``order``); tasks of
     :data:`~zarrpy.pipeline.shard_stream.RUN_NBYTES`, or of one inner chunk
     when memory is that tight. MemoryBudgetError if one inner chunk alone
     does not fit."""
@@ -393,7 +402,7 @@ def plan_stream_band(shard: Shape, inner: Shape, source_chunks: Shape, element: 
     source_chunks = tuple(min(c, s) for c, s in zip(source_chunks, shard))
     for run_nbytes in (RUN_NBYTES, 0):
         band = shard_plan_band(shard, inner, lambda b: stream_in_flight(
-            b, inner, source_chunks, element, workers, run_nbytes) <= max_memory)
+            b, inner, source_chunks, element, workers, run_nbytes) <= max_memory, order)
         if band is not None:
             break
     else:
@@ -405,7 +414,7 @@ def plan_stream_band(shard: Shape, inner: Shape, source_chunks: Shape, element: 
             f"source chunks being decoded), more than --max-memory {format_bytes(max_memory)}: give a larger "
             f"--max-memory, or smaller --chunks")
     partial = [d for d, (b, s) in enumerate(zip(band, shard)) if b < s]
-    if partial:  # the dimension where a band takes some inner chunks (before it: one, after it: all)
+    if partial and order in ("lexicographic", "unordered"):  # the dimension where a band takes some inner chunks (before it: one, after it: all)
         d = partial[-1]
         step = math.lcm(inner[d], source_chunks[d])
         if band[d] > step and shard[d] % source_chunks[d] == 0:
@@ -519,7 +528,8 @@ def _plan_array(a: Array, rel: str, options: CopyOptions, fmt: int) -> ArrayPlan
             # One shard does not fit: shards are streamed, read in bands of inner chunks.
             region = unit
             cuts = _regular_cuts(a.shape, region) if regular else [list(d) for d in Layout.of(probe).outer]
-            band, run_nbytes = plan_stream_band(unit, probe.chunks, source_chunks, element, options.max_memory)
+            band, run_nbytes = plan_stream_band(unit, probe.chunks, source_chunks, element, options.max_memory,
+                                                order=probe.subchunk_write_order or "lexicographic")
     except MemoryBudgetError as exc:
         raise MemoryBudgetError(where + str(exc)) from None
     plan = ArrayPlan(a, rel, create, element, region, band=band, run_nbytes=run_nbytes, notes=notes)
@@ -667,7 +677,8 @@ def run_cp(args: Any) -> int:
     from .progress import wanted
 
     options = CopyOptions(chunks=args.chunks, shards=args.shards, no_shards=args.no_shards,
-                          compressor=args.compressor, zarr_format=args.zarr_format, max_memory=args.max_memory)
+                          compressor=args.compressor, zarr_format=args.zarr_format, max_memory=args.max_memory,
+                          subchunk_write_order=args.subchunk_write_order)
     show = wanted(args.quiet)
     result = copy(args.source, args.dest, path=args.path, options=options, overwrite=args.overwrite,
                   progress=lambda total, n: Progress(total, "cp", in_bytes=True, enabled=show),

@@ -7,20 +7,26 @@ own blocks. The names, arguments and results follow dask's own
 
 **Writes and the write unit.** A stored chunk (in a sharded array, a whole
 shard) is the unit a write replaces: a task that writes part of one reads
-it, merges and stores it back. Two tasks writing parts of the same unit from
-different processes would each store their own merge, and one's data would
-be lost. So :func:`to_zarr` checks that every boundary between two dask
-blocks falls on a multiple of the write unit (the shard shape when sharded,
-else the chunk shape; the last block may be short) and raises
-:class:`~zarrpy.errors.ChunkAlignmentError` otherwise, unless
+it, merges and stores it back. On a store that cannot make that safe, two
+tasks writing parts of the same unit from different processes would each
+store their own merge, and one's data would be lost. So :func:`to_zarr`
+checks that every boundary between two dask blocks falls on a multiple of
+the write unit (the shard shape when sharded, else the chunk shape; the last
+block may be short) and raises :class:`~zarrpy.errors.ChunkAlignmentError`
+otherwise, unless
 
+- the store reports :attr:`~zarrpy.stores.abc.Store.supports_concurrent_updates`:
+  its writes are conditional (S3's ``If-Match``: a merge stored over another
+  task's is refused, and re-read and merged again) or it locks each unit
+  across processes (local files), so unaligned blocks lose nothing and are
+  written as they are;
 - ``rechunk=True``: the misaligned dimensions are rechunked to multiples of
   the write unit first;
 - a ``synchronizer`` is given (to :func:`to_zarr` or to the array): it
   serialises the writes of one unit across processes;
 - ``safe_chunks=False`` (xarray's name): no check. Safe only with dask's
   threaded or synchronous scheduler, where zarrpy's own per-key locks
-  serialise the tasks of the one process.
+  serialise the tasks of the one process (or on a store as above).
 
 **Processes and in-memory stores.** Tasks that run in other processes
 (``distributed``, the ``processes`` scheduler) receive the array pickled, by
@@ -220,10 +226,12 @@ def to_zarr(
         None, ``"a"`` or ``"r+"``.
     rechunk
         Rechunk dimensions whose blocks do not align to the write unit (the
-        shard, else the chunk) to multiples of it, instead of raising.
+        shard, else the chunk) to multiples of it, instead of raising (and
+        on a store with concurrent updates, where nothing is raised).
     safe_chunks
         False skips the alignment check (xarray's name): only for dask's
-        threaded or synchronous scheduler.
+        threaded or synchronous scheduler. The check passes by itself on a
+        store that reports ``supports_concurrent_updates``.
     synchronizer
         Locks each write unit across processes (:class:`zarrpy.ProcessSynchronizer`,
         ``zarrpy.LockSynchronizer(distributed.Lock)``); misaligned blocks are
@@ -245,8 +253,9 @@ def to_zarr(
     Raises
     ------
     ChunkAlignmentError
-        Two blocks would write one shard (or chunk), naming the dimension,
-        the dask chunks and the write unit's size.
+        Two blocks would write one shard (or chunk) and neither the store
+        (``supports_concurrent_updates``) nor a synchronizer makes that safe;
+        the message names the dimension, the dask chunks and the write unit's size.
     ProcessLocalError
         ``compute=True`` on an array in this process's memory with a scheduler
         that runs tasks in other processes.
@@ -271,7 +280,8 @@ def to_zarr(
             raise TypeError(f"to_zarr: {extras} only apply when a new array is created, not to an existing Array")
         target = _writable(store_or_array, synchronizer)
         starts = _region_starts(target, region, x.shape)
-        x = _aligned(x, target, starts, rechunk, safe_chunks and target.synchronizer is None)
+        check = safe_chunks and not _updates_safely(target.store, target.synchronizer)
+        x = _aligned(x, target, starts, rechunk, check, target.store)
         if compute:
             _refuse_other_processes(target.store)
     else:
@@ -287,7 +297,7 @@ def to_zarr(
         # a scratch store first.
         layout = create_array({}, **new)
         starts = _region_starts(layout, None, x.shape)
-        x = _aligned(x, layout, starts, rechunk, safe_chunks and synchronizer is None)
+        x = _aligned(x, layout, starts, rechunk, safe_chunks and not _updates_safely(store, synchronizer), store)
         if compute:
             _refuse_other_processes(store)
         try:
@@ -352,6 +362,13 @@ def _writable(array: Array, synchronizer: Synchronizer | None) -> Array:
                       synchronizer=synchronizer)
 
 
+def _updates_safely(store: Store, synchronizer: Synchronizer | None) -> bool:
+    """Can tasks in several processes write parts of one write unit and lose
+    nothing? With a synchronizer, or on a store whose writes are conditional
+    or locked across processes (:attr:`~zarrpy.stores.abc.Store.supports_concurrent_updates`)."""
+    return synchronizer is not None or store.supports_concurrent_updates
+
+
 def _region_starts(array: Array, region: Any, shape: tuple[int, ...]) -> tuple[int, ...]:
     """Where ``region`` (None: the whole array) starts in each dimension,
     after checking that it is slices of step 1 of ``shape``'s size."""
@@ -371,9 +388,10 @@ def _region_starts(array: Array, region: Any, shape: tuple[int, ...]) -> tuple[i
     return tuple(starts)
 
 
-def _aligned(x: Any, array: Array, starts: Sequence[int], rechunk: bool, check: bool) -> Any:
+def _aligned(x: Any, array: Array, starts: Sequence[int], rechunk: bool, check: bool, store: Store) -> Any:
     """``x``, rechunked where its block boundaries fall inside a write unit of
-    ``array`` (``rechunk``), else checked (``check``): ChunkAlignmentError."""
+    ``array`` (``rechunk``), else checked (``check``): ChunkAlignmentError
+    (naming ``store``, the one written to)."""
     fixes: dict[int, tuple[int, ...]] = {}
     if not _regular(array):
         for dim, (blocks, start, edges) in enumerate(zip(x.chunks, starts, _unit_edges(array))):
@@ -383,7 +401,8 @@ def _aligned(x: Any, array: Array, starts: Sequence[int], rechunk: bool, check: 
             if rechunk:
                 fixes[dim] = _blocks_on_edges(start, sum(blocks), edges, max(blocks))
             elif check:
-                raise ChunkAlignmentError(_misaligned_message(array, dim, blocks, start, _unit_near(edges, bad), bad))
+                raise ChunkAlignmentError(
+                    _misaligned_message(array, dim, blocks, start, _unit_near(edges, bad), bad, store))
         return x.rechunk(fixes) if fixes else x
     unit = write_unit(array)
     for dim, (blocks, start, size) in enumerate(zip(x.chunks, starts, unit)):
@@ -393,7 +412,7 @@ def _aligned(x: Any, array: Array, starts: Sequence[int], rechunk: bool, check: 
         if rechunk:
             fixes[dim] = _aligned_blocks(start, sum(blocks), size * max(1, max(blocks) // size))
         elif check:
-            raise ChunkAlignmentError(_misaligned_message(array, dim, blocks, start, size, bad))
+            raise ChunkAlignmentError(_misaligned_message(array, dim, blocks, start, size, bad, store))
     return x.rechunk(fixes) if fixes else x
 
 
@@ -462,7 +481,8 @@ def _aligned_blocks(start: int, length: int, block: int) -> tuple[int, ...]:
     return tuple(b - a for a, b in zip(edges, edges[1:]))
 
 
-def _misaligned_message(array: Array, dim: int, blocks: Sequence[int], start: int, size: int, edge: int) -> str:
+def _misaligned_message(array: Array, dim: int, blocks: Sequence[int], start: int, size: int, edge: int,
+                        store: Store) -> str:
     unit = "shard" if array.is_sharded else "chunk"
     names = array.dimension_names
     label = f"dimension {dim}" + (f" ({names[dim]!r})" if names and names[dim] else "")
@@ -476,7 +496,8 @@ def _misaligned_message(array: Array, dim: int, blocks: Sequence[int], start: in
         f"rechunk to multiples of {size}, rechunk the dask array so that block boundaries fall on "
         f"multiples of {size} (the last block may be shorter), or pass synchronizer= "
         "(zarrpy.ProcessSynchronizer on a file system all workers share, or "
-        "zarrpy.LockSynchronizer(distributed.Lock))"
+        f"zarrpy.LockSynchronizer(distributed.Lock)); {store.display_name!r} cannot update "
+        "parts of one object from several processes by itself (no conditional writes or update locks)"
     )
 
 

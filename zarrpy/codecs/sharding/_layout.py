@@ -5,7 +5,7 @@ the inner grid, the inner and index chains bound to their specs, the encoded
 index size and the fill value in comparable form. It cuts a shard into inner
 chunks and puts decoded inner chunks back together, for fixed-size chunks
 (numpy reshapes) and variable-length ones (``ArrayBytes.take``), and writes a
-compact shard from encoded inner chunks.
+compact shard from encoded inner chunks, in its write order (:mod:`.order`).
 """
 
 from __future__ import annotations
@@ -22,6 +22,7 @@ from ..abc import ChunkSpec
 from ..chain import BoundChain
 from ..fill import fill_chunk, fixed_fill, rows_equal_fill, variable_fill, variable_is_fill
 from .index import NAME, ShardIndex
+from .order import DEFAULT_WRITE_ORDER, is_c_order, write_order, write_rank
 
 
 InnerWork = tuple[int, Any, np.ndarray | None, list[tuple[np.ndarray, Any, Any]]]
@@ -37,11 +38,12 @@ class ShardLayout:
 
     __slots__ = (
         "spec", "inner_spec", "grid_shape", "nchunks", "chunk_size",
-        "inner", "index_chain", "index_nbytes", "index_at_start", "_fill", "_fill_bytes", "_indexes",
+        "inner", "index_chain", "index_nbytes", "index_at_start", "write_order", "_fill", "_fill_bytes",
+        "_indexes",
     )
 
     def __init__(self, spec: ChunkSpec, inner_spec: ChunkSpec, inner: BoundChain, index_chain: BoundChain,
-                 index_at_start: bool):
+                 index_at_start: bool, write_order: str = DEFAULT_WRITE_ORDER):
         self.spec = spec
         self.inner_spec = inner_spec
         self.grid_shape: Shape = tuple(s // c for s, c in zip(spec.shape, inner_spec.shape))
@@ -51,6 +53,8 @@ class ShardLayout:
         self.index_chain = index_chain
         self.index_nbytes: int = index_chain.encoded_size  # type: ignore[assignment]
         self.index_at_start = index_at_start
+        self.write_order = write_order
+        """The ``subchunk_write_order`` shards are written in (see :mod:`.order`)."""
         self._indexes: dict[tuple[bytes, int | None, int | None], ShardIndex] = {}
         """Checked indexes by (encoded index, its offset, shard length): see :meth:`checked_index`."""
         try:
@@ -90,6 +94,19 @@ class ShardLayout:
                 raise ValueError(f"inner chunk coordinates {coords} outside the grid {self.grid_shape}")
             position = position * n + int(c)
         return position
+
+    @property
+    def writes_c_order(self) -> bool:
+        """Are inner chunks written in the C order of their positions?"""
+        return is_c_order(self.write_order)
+
+    def written_positions(self) -> np.ndarray:
+        """Every flat position, in the order inner chunks are written (read-only)."""
+        return write_order(self.grid_shape, self.write_order)
+
+    def write_ranks(self) -> np.ndarray:
+        """Each flat position's place in the written order (read-only)."""
+        return write_rank(self.grid_shape, self.write_order)
 
     def block_order(self) -> np.ndarray:
         """Shard flat indices, shape ``(nchunks, chunk_size)``: row i lists
@@ -293,12 +310,18 @@ class ShardLayout:
         return index
 
     def build(self, pieces: Iterable[tuple[int, Any]]) -> bytes:
-        """A compact shard: ``pieces`` (position, encoded bytes-like) laid out
-        in the given order, then (or before them) the index."""
+        """A compact shard: ``pieces`` (position, encoded bytes-like), each
+        position once, laid out in the write order, then (or before them)
+        the index."""
+        if self.writes_c_order:
+            ordered = sorted(pieces, key=_position)  # callers give C order: a linear pass
+        else:
+            rank = self.write_ranks()
+            ordered = sorted(pieces, key=lambda piece: int(rank[piece[0]]))
         index = ShardIndex(self.grid_shape)
         offset = self.index_nbytes if self.index_at_start else 0
         parts = []
-        for position, data in pieces:
+        for position, data in ordered:
             nbytes = len(data)
             index.set(position, offset, nbytes)
             parts.append(data)
@@ -309,6 +332,10 @@ class ShardLayout:
         else:
             parts.append(encoded_index)
         return b"".join(parts)
+
+
+def _position(piece: tuple[int, Any]) -> int:
+    return piece[0]
 
 
 def normalise_selection(selection: Any) -> tuple[Any, ...]:

@@ -10,8 +10,13 @@ stored, and an index of ``(offset, nbytes)`` pairs, encoded with
 Offsets are absolute from the start of the shard. Layout and checks:
 reference/ZARR-FORMAT-NOTES.md §9 and :mod:`.index`.
 
-Shards are always written compact, inner chunks in C order of their
-coordinates, then (or after) the index. Reading takes any order and gaps.
+Shards are always written compact, inner chunks in the codec's
+``subchunk_write_order`` (:mod:`.order`; default C order of their
+coordinates), then (or after) the index. Reading takes any order and gaps.
+The write order is a setting of the codec object, as zarr-python's, not of
+its JSON: :meth:`~ShardingCodec.to_config` leaves it out, and
+:meth:`~ShardingCodec.from_config` takes it (zarr-python's ``from_dict``
+does too) so that a configuration a user writes can carry it.
 
 - :meth:`ShardingCodec.encode` / :meth:`~ShardingCodec.decode`: whole shards;
   :meth:`~ShardingCodec.encode_or_none` is ``encode`` that returns None when
@@ -57,6 +62,7 @@ from ..partial import (
 )
 from ._layout import InnerWork, ShardLayout, normalise_selection
 from .index import NAME, ShardIndex, index_spec
+from .order import DEFAULT_WRITE_ORDER, WRITE_ORDERS
 from .partial import DECODE_GROUPS, DEFAULT_MAX_GAP_NBYTES, ShardPartialDecoder
 
 INDEX_LOCATIONS = ("start", "end")
@@ -78,11 +84,14 @@ class ShardingCodec(ArrayToBytesCodec):
 
     ``codecs`` and ``index_codecs`` are codec chains (V3 JSON lists or
     :class:`~zarrpy.codecs.chain.CodecChain`); ``index_codecs`` must produce
-    a fixed size (no compressors).
+    a fixed size (no compressors). ``subchunk_write_order`` is the order
+    inner chunks are written in (one of :data:`~.order.WRITE_ORDERS`); it is
+    not part of the JSON, but it is part of the codec's value (equality,
+    hash, repr), so two codecs that write different bytes never compare equal.
     """
 
     name = NAME
-    __slots__ = ("chunk_shape", "codecs", "index_codecs", "index_location", "_layouts")
+    __slots__ = ("chunk_shape", "codecs", "index_codecs", "index_location", "subchunk_write_order", "_layouts")
     decodes_buffers = True  # a shard is only ever sliced (memoryview): any buffer will do
 
     def __init__(
@@ -91,6 +100,7 @@ class ShardingCodec(ArrayToBytesCodec):
         codecs: CodecChain | Sequence[Any] | None = None,
         index_codecs: CodecChain | Sequence[Any] | None = None,
         index_location: str = "end",
+        subchunk_write_order: str = DEFAULT_WRITE_ORDER,
     ):
         self.chunk_shape: tuple[int, ...] = _parse_chunk_shape(chunk_shape)
         self.codecs: CodecChain = CodecChain.from_field(NAME, "codecs", DEFAULT_CODECS if codecs is None else codecs)
@@ -98,6 +108,9 @@ class ShardingCodec(ArrayToBytesCodec):
             NAME, "index_codecs", DEFAULT_INDEX_CODECS if index_codecs is None else index_codecs
         )
         self.index_location: str = check_choice(NAME, "index_location", index_location, INDEX_LOCATIONS)
+        self.subchunk_write_order: str = check_choice(
+            NAME, "subchunk_write_order", subchunk_write_order, WRITE_ORDERS
+        )
         # The layout bound last: arrays ask again and again for the same spec.
         self._layouts: dict[int, tuple[ChunkSpec, ShardLayout]] = {}
         """Bound layouts by the id of their spec (kept alive here, so ids stay
@@ -108,7 +121,8 @@ class ShardingCodec(ArrayToBytesCodec):
     @classmethod
     def from_config(cls, config: Mapping[str, Any] | None) -> ShardingCodec:
         config = check_keys(
-            NAME, config, required=("chunk_shape",), optional=("codecs", "index_codecs", "index_location")
+            NAME, config, required=("chunk_shape",),
+            optional=("codecs", "index_codecs", "index_location", "subchunk_write_order"),
         )
         for field in ("codecs", "index_codecs"):
             if field in config and config[field] is None:
@@ -118,6 +132,7 @@ class ShardingCodec(ArrayToBytesCodec):
             config.get("codecs", DEFAULT_CODECS),
             config.get("index_codecs", DEFAULT_INDEX_CODECS),
             config.get("index_location", "end"),
+            config.get("subchunk_write_order", DEFAULT_WRITE_ORDER),
         )
 
     def to_config(self) -> dict[str, Any]:
@@ -127,6 +142,38 @@ class ShardingCodec(ArrayToBytesCodec):
             "index_codecs": self.index_codecs.to_json(),
             "index_location": self.index_location,
         }
+
+    def with_write_order(self, order: str) -> ShardingCodec:
+        """This codec writing its inner chunks in ``order``, and so does every
+        sharding codec nested inside it (one order for the whole array)."""
+        inner = self.codecs.array_to_bytes
+        codecs = self.codecs
+        if isinstance(inner, ShardingCodec):
+            nested = inner.with_write_order(order)
+            if nested is not inner:
+                codecs = CodecChain([*codecs.array_to_array, nested, *codecs.bytes_to_bytes])
+        if order == self.subchunk_write_order and codecs is self.codecs:
+            return self
+        return ShardingCodec(self.chunk_shape, codecs, self.index_codecs, self.index_location,
+                             check_choice(NAME, "subchunk_write_order", order, WRITE_ORDERS))
+
+    def __eq__(self, other: object) -> bool:
+        return (super().__eq__(other) and isinstance(other, ShardingCodec)
+                and other.subchunk_write_order == self.subchunk_write_order
+                and other.codecs == self.codecs)  # nested sharding codecs' orders
+
+    def __hash__(self) -> int:
+        return hash((super().__hash__(), self.subchunk_write_order))
+
+    def __repr__(self) -> str:
+        if self.subchunk_write_order == DEFAULT_WRITE_ORDER:
+            return super().__repr__()
+        return f"{type(self).__name__}({self.to_config()}, subchunk_write_order={self.subchunk_write_order!r})"
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        # Not the bound layouts; the chains carry nested codecs' own orders.
+        return (ShardingCodec, (self.chunk_shape, self.codecs, self.index_codecs, self.index_location,
+                                self.subchunk_write_order))
 
     def evolve(self, spec: ChunkSpec) -> ShardingCodec:
         """This codec with its chains' chunk-dependent settings filled in
@@ -138,7 +185,7 @@ class ShardingCodec(ArrayToBytesCodec):
             index = self.index_codecs.evolve(index_spec(grid))
         if codecs == self.codecs and index == self.index_codecs:
             return self
-        return ShardingCodec(self.chunk_shape, codecs, index, self.index_location)
+        return ShardingCodec(self.chunk_shape, codecs, index, self.index_location, self.subchunk_write_order)
 
     def resolve(self, spec: ChunkSpec) -> ChunkSpec:
         self.layout(spec)
@@ -176,7 +223,8 @@ class ShardingCodec(ArrayToBytesCodec):
         except CodecError as exc:
             raise CodecError(f"codec {NAME!r}: 'codecs': {exc}") from None
         grid = tuple(s // c for s, c in zip(spec.shape, self.chunk_shape))
-        layout = ShardLayout(spec, inner_spec, inner, self._bind_index(grid), self.index_location == "start")
+        layout = ShardLayout(spec, inner_spec, inner, self._bind_index(grid), self.index_location == "start",
+                             self.subchunk_write_order)
         layouts = self._layouts
         if len(layouts) >= _LAYOUTS_KEPT:
             try:
@@ -311,7 +359,8 @@ class ShardingCodec(ArrayToBytesCodec):
         does not touch keep their encoded bytes as they are; inner chunks it
         covers whole are encoded from ``block`` without decoding the old ones;
         the others are decoded, merged and re-encoded. Inner chunks equal to
-        the fill value are left out. The result is a fresh, compact shard.
+        the fill value are left out. The result is a fresh, compact shard in
+        this codec's write order, whatever order ``old`` had.
 
         Raises
         ------
@@ -362,7 +411,7 @@ class ShardingCodec(ArrayToBytesCodec):
         }
         keep = set(np.flatnonzero(index.present()).tolist()) | set(new)
         pieces: list[tuple[int, bytes | memoryview]] = []
-        for pos in sorted(keep):
+        for pos in sorted(keep):  # build() lays them out in the write order
             encoded = new.get(pos)
             if encoded is not None:
                 pieces.append((pos, encoded))
@@ -388,6 +437,20 @@ class ShardingCodec(ArrayToBytesCodec):
                 "compressors are not allowed in the index chain"
             )
         return bound
+
+
+def chain_with_write_order(chain: CodecChain, order: str) -> CodecChain:
+    """``chain`` with its sharding codec (and the ones nested in it) writing
+    inner chunks in ``order``; a chain whose array-to-bytes codec is not
+    sharding comes back as it is. CodecError for an unknown order."""
+    codec = chain.array_to_bytes
+    if not isinstance(codec, ShardingCodec):
+        check_choice(NAME, "subchunk_write_order", order, WRITE_ORDERS)
+        return chain
+    ordered = codec.with_write_order(order)
+    if ordered is codec:
+        return chain
+    return CodecChain([*chain.array_to_array, ordered, *chain.bytes_to_bytes])
 
 
 def _decode_stored(layout: ShardLayout, index: ShardIndex, data: bytes) -> dict[int, ArrayBytes]:
@@ -431,4 +494,4 @@ def _box(coords: tuple[int, ...], inner_shape: Shape) -> tuple[slice | EllipsisT
     return (*(slice(c * n, (c + 1) * n) for c, n in zip(coords, inner_shape)), Ellipsis)
 
 
-__all__ = ["ShardingCodec"]
+__all__ = ["ShardingCodec", "chain_with_write_order"]

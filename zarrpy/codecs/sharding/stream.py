@@ -11,17 +11,24 @@ known only at the end, so the encoded inner chunks are spooled
 the stream finishes. Either way only encoded bytes are ever kept, never a
 decoded shard.
 
-The bytes are those :meth:`ShardLayout.build` makes from the same inner
-chunks in the same order, so a shard is the same whichever way it is
-written. Inner chunks equal to the fill value are left out, as the codec's
-whole-shard encoding does. The sink is opened only when the first byte is
+Inner chunks are stored in the layout's write order (``subchunk_write_order``,
+:mod:`.order`), whatever order they come in: one that comes before its
+turn is held (encoded, in a spool like the one above) until the inner
+chunks before it have come, so a caller that hands them over in the write
+order (as :mod:`zarrpy.pipeline.shard_stream` does) holds nothing back. An
+inner chunk that never comes is missing (fill). The bytes are those
+:meth:`ShardLayout.build` makes from the same inner chunks, so a shard is
+the same whichever way it is written. Inner chunks equal to the fill value
+are left out, as the codec's whole-shard encoding does. The sink is opened only when the first byte is
 due (``open_sink``), so a shard that turns out to hold only the fill value
 opens nothing: :meth:`ShardStream.finish` then returns False and the caller
 deletes the stored shard instead.
 
 Encoding an inner chunk (:meth:`ShardStream.encode`) touches no state, so a
-caller may run it on several threads and hand the results over, in the
-order it wants them stored, to :meth:`ShardStream.add_encoded`. The codec
+caller may run it on several threads and hand the results over, best in
+the write order, to :meth:`ShardStream.add_encoded`; inner chunks that
+will never come (past the array's edge) are named with
+:meth:`ShardStream.leave_out`, so that none waits for them. The codec
 owns no thread (see :mod:`zarrpy.pipeline.shard_stream`).
 """
 
@@ -29,6 +36,8 @@ from __future__ import annotations
 
 import tempfile
 from typing import IO, Any, Callable, Protocol
+
+import numpy as np
 
 from ...core.array_bytes import ArrayBytes
 from ...errors import CodecError
@@ -59,7 +68,8 @@ class ShardStream:
     neither commits nor aborts the sink; its caller does.
     """
 
-    __slots__ = ("layout", "_open_sink", "_sink", "_spool", "_index", "_offset", "_seen", "count", "nbytes")
+    __slots__ = ("layout", "_open_sink", "_sink", "_spool", "_index", "_offset", "_seen", "_order", "_next",
+                 "_held", "_hold", "count", "nbytes")
 
     def __init__(self, layout: ShardLayout, open_sink: Callable[[], ByteSink]):
         self.layout = layout
@@ -71,6 +81,14 @@ class ShardStream:
         """Where the next inner chunk starts in the shard."""
         self._seen = bytearray(layout.nchunks)
         """1 at the position of each inner chunk added (stored or fill)."""
+        self._order: list[int] | None = None if layout.writes_c_order else layout.written_positions().tolist()
+        """Positions in the write order (None: C order, position i is i-th)."""
+        self._next = 0
+        """Place in the write order of the next inner chunk due."""
+        self._held: dict[int, tuple[int, int] | None] = {}
+        """Inner chunks that came before their turn: (offset, nbytes) in the
+        hold spool, or None for a fill one."""
+        self._hold: IO[bytes] | None = None
         self.count = 0
         """Inner chunks stored so far."""
         self.nbytes = 0
@@ -93,8 +111,10 @@ class ShardStream:
         self.add_encoded(position, self.encode(inner))
 
     def add_encoded(self, position: int, data: Any) -> None:
-        """Store the encoded inner chunk at flat ``position`` next (None: it
-        is fill, stored as missing). Each position may come once."""
+        """Store the encoded inner chunk at flat ``position`` (None: it is
+        fill, stored as missing): now if its turn in the write order has
+        come, else once the inner chunks before it have come (or at
+        :meth:`finish`). Each position may come once."""
         if not 0 <= position < self.layout.nchunks:
             raise CodecError(
                 f"codec {NAME!r}: inner chunk position {position} outside a shard of {self.layout.nchunks}"
@@ -102,6 +122,62 @@ class ShardStream:
         if self._seen[position]:
             raise CodecError(f"codec {NAME!r}: inner chunk {self.layout.coords(position)} was given twice")
         self._seen[position] = 1
+        if position != self._due():
+            self._hold_back(position, data)
+            return
+        self._next += 1
+        self._store(data, position)
+        self._release()
+
+    def leave_out(self, positions: Any) -> None:
+        """Inner chunks at flat ``positions`` (an integer array) will not come
+        (they lie outside the array): they are missing, and the ones after
+        them in the write order need not wait for them."""
+        positions = np.asarray(positions, dtype=np.int64).reshape(-1)
+        if positions.size == 0:
+            return
+        if positions.min() < 0 or positions.max() >= self.layout.nchunks:
+            raise CodecError(f"codec {NAME!r}: inner chunk positions outside a shard of {self.layout.nchunks}")
+        seen = np.frombuffer(self._seen, dtype=np.uint8)
+        if seen[positions].any():
+            raise CodecError(f"codec {NAME!r}: an inner chunk left out was given already")
+        seen[positions] = 1
+        self._release()
+
+    def _due(self) -> int:
+        """The position whose turn it is (past the end: -1)."""
+        n = self._next
+        if n >= self.layout.nchunks:
+            return -1
+        return n if self._order is None else self._order[n]
+
+    def _release(self) -> None:
+        """Store the held inner chunks whose turn has come."""
+        while (due := self._due()) >= 0 and self._seen[due]:
+            self._next += 1
+            self._store(self._take_held(due), due)
+
+    def _hold_back(self, position: int, data: Any) -> None:
+        if data is None:
+            self._held[position] = None
+            return
+        if self._hold is None:
+            self._hold = tempfile.SpooledTemporaryFile(max_size=SPOOL_MEMORY_NBYTES)
+        hold = self._hold
+        offset = hold.seek(0, 2)
+        hold.write(data)
+        self._held[position] = (offset, memoryview(data).nbytes)
+
+    def _take_held(self, position: int) -> bytes | None:
+        entry = self._held.pop(position, None)  # None too for one left out
+        if entry is None:
+            return None
+        assert self._hold is not None  # it holds the entry
+        self._hold.seek(entry[0])
+        return self._hold.read(entry[1])
+
+    def _store(self, data: Any, position: int) -> None:
+        """Put an inner chunk's bytes next in the shard (None: fill, nothing)."""
         if data is None:
             return
         nbytes = memoryview(data).nbytes
@@ -120,6 +196,11 @@ class ShardStream:
         """Write what is left (the index; with the index at the start, the
         index and then the spooled inner chunks). False, and nothing
         written, when no inner chunk was stored: the shard is all fill."""
+        while self._held:  # inner chunks whose predecessors never came
+            self._next += 1
+            due = self._due()
+            if due in self._held:
+                self._store(self._take_held(due), due)
         if self.count == 0:
             self.close()
             return False
@@ -135,10 +216,14 @@ class ShardStream:
         return True
 
     def close(self) -> None:
-        """Drop the spool (its temporary file, if it had one)."""
+        """Drop the spools (their temporary files, if they had any)."""
         if self._spool is not None:
             self._spool.close()
             self._spool = None
+        if self._hold is not None:
+            self._hold.close()
+            self._hold = None
+        self._held.clear()
 
     def __enter__(self) -> ShardStream:
         return self

@@ -181,6 +181,54 @@ def optional_default_serializer(data_type: DataType) -> dict[str, Any]:
     return {"name": OPTIONAL, "configuration": {"mask_codecs": [{"name": "packbits"}], "data_codecs": [data]}}
 
 
+def optional_elements(data_type: DataType, values: Any, validity: Any) -> np.ndarray:
+    """Elements of optional ``data_type`` (in the element form above, which
+    ``array[...] = ...`` writes as they are) from the innermost type's
+    ``values`` and ``validity``, a bool array of ``values``' shape plus one
+    axis of the type's levels, outermost first -- what ``array[...]`` and
+    ``array.validity[...]`` read. A level missing makes the levels inside
+    it missing; values where an element is missing are ignored. Elements of
+    a variable-length type are :class:`EncodedOptional` (so a write tells
+    them from plain strings or bytes).
+
+    >>> dt = optional_of(optional_of("uint8"))
+    >>> e = optional_elements(dt, [5, 0, 0], [[True, True], [True, False], [False, False]])
+    >>> e["valid"].tolist(), e["value"]["valid"].tolist(), e["value"]["value"].tolist()
+    ([True, True, False], [True, False, False], [5, 0, 0])
+    """
+    levels = [data_type]
+    while is_optional(inner := inner_type(levels[-1])):
+        levels.append(inner)
+    innermost = inner_type(levels[-1])
+    if isinstance(values, np.ma.MaskedArray):
+        values = values.data
+    data = np.asarray(values, dtype=object if innermost.is_variable else innermost.numpy)
+    valid = np.logical_and.accumulate(np.asarray(validity, dtype=bool), axis=-1)
+    if valid.shape != (*data.shape, len(levels)):
+        raise ValueError(f"validity of shape {valid.shape} for values of shape {data.shape} and a data type of "
+                         f"{len(levels)} optional level(s): expected {(*data.shape, len(levels))}")
+    if not data_type.is_variable:
+        current = data
+        for d in reversed(range(len(levels))):
+            out = np.zeros(data.shape, dtype=levels[d].numpy)
+            here = valid[..., d]
+            out[VALUE][here] = current[here]
+            out[VALID] = here
+            current = out
+        return current
+    result = np.empty(data.shape, dtype=object)
+    flat_valid = valid.reshape(-1, len(levels))
+    for i, value in enumerate(data.reshape(-1)):
+        element = b""
+        for d in reversed(range(len(levels))):
+            if not flat_valid[i, d]:
+                element = b"\x00"
+            else:
+                element = (element_bytes(innermost, value) if d == len(levels) - 1 else element) + b"\x01"
+        result.reshape(-1)[i] = EncodedOptional(element)
+    return result
+
+
 def missing(data_type: DataType) -> Any:
     """The missing element of optional ``data_type`` (its ``null`` fill value)."""
     if data_type.is_variable:
@@ -234,6 +282,7 @@ __all__ = [
     "missing",
     "optional_default_serializer",
     "optional_dtype",
+    "optional_elements",
     "optional_of",
     "present",
     "split",

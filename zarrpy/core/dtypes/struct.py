@@ -8,8 +8,9 @@ V3 forms, as zarr-python 3.4 reads and writes them (zarr-extensions
         {"name": "b", "data_type": {"name": "struct", "configuration": {...}}}]}}
     {"name": "structured", "configuration": {"fields": [["a", "float64"], ...]}}   # legacy, read
 
-``struct`` is written for new arrays; a stored ``structured`` keeps its name and
-tuple-style fields when its metadata is rewritten. Fields may be any
+``struct`` is written for new arrays, also when one is created from a
+``structured`` data type (:func:`as_written`); a stored ``structured`` keeps
+its name and tuple-style fields when its metadata is rewritten. Fields may be any
 fixed-size zarrpy type (numbers, datetimes, raw bytes, fixed-length text,
 nested structs); variable-length fields are refused.
 
@@ -101,6 +102,16 @@ def pack_struct(dtype: np.dtype, order: Literal["<", ">"] | None = "<", where: s
         return np.dtype(parts)
     except (TypeError, ValueError) as exc:  # pragma: no cover - rebuilt from a valid dtype
         raise MetadataError(f"{where or 'dtype'}: not a valid structured dtype: {exc}") from None
+
+
+def as_written(data_type: DataType) -> DataType:
+    """The data type a new array stores for ``data_type``: ``struct`` for the
+    legacy ``structured`` (zarr-extensions: read it, write ``struct``; its
+    fields then take the object form and the fill value the field-object
+    form); any other type as it is."""
+    if data_type.name != LEGACY_STRUCT:
+        return data_type
+    return DataType(STRUCT, data_type.numpy, data_type.is_variable, data_type.family)
 
 
 def has_multi_byte_fields(dtype: np.dtype) -> bool:
@@ -344,6 +355,6 @@ def _strip(message: str) -> str:
 
 
 __all__ = [
-    "LEGACY_STRUCT", "STRUCT", "StructFamily", "has_multi_byte_fields", "is_struct", "pack_struct",
+    "LEGACY_STRUCT", "STRUCT", "as_written", "StructFamily", "has_multi_byte_fields", "is_struct", "pack_struct",
     "field_byte_orders", "unswappable_fields", "v3_endian",
 ]
