@@ -8,19 +8,11 @@ import pytest
 import zarrpy
 from zarrpy.stores import MemoryStore
 
+from tests.streamed_writes import WriterCountingStore
+
 ZSTD = [{"name": "zstd", "configuration": {"level": 1, "checksum": False}}]
 
 
-class WriterCountingStore(MemoryStore):
-    """A memory store that counts the objects written through :meth:`open_writer`."""
-
-    def __init__(self) -> None:
-        super().__init__()
-        self.streamed: list[str] = []
-
-    def open_writer(self, key):
-        self.streamed.append(key)
-        return super().open_writer(key)
 
 
 def _values(shape) -> np.ndarray:

@@ -98,12 +98,19 @@ def _boundaries(sizes):
     return [np.concatenate(([0], np.cumsum(s))).astype(int) for s in sizes]
 
 
-@PROPS
-@given(st.data())
-def test_reads_match_numpy(data):
+def _drawn_array(data):
+    """A layout drawn (sharded or not, maybe zarrs.regular_bounded), and its
+    filled array on a drawn store: ``(shape, chunks, shards, array, numpy copy)``."""
     shape, chunks, shards = data.draw(layouts(), label="layout")
     bounded = shards is None and data.draw(st.booleans(), label="regular_bounded")
     a, arr = _array(shape, chunks, shards, data.draw(st.integers(0, 99)), bounded=bounded, where=data.draw(WHERE))
+    return shape, chunks, shards, a, arr
+
+
+@PROPS
+@given(st.data())
+def test_reads_match_numpy(data):
+    shape, chunks, shards, a, arr = _drawn_array(data)
     # basic
     basic = tuple(data.draw(st.builds(slice, st.none() | st.integers(-n - 1, n + 1), st.none() | st.integers(-n - 1, n + 1),
                                       st.sampled_from([None, 1, 2, 3])) | st.integers(-n, n - 1)) for n in shape)
@@ -140,9 +147,7 @@ def test_reads_match_numpy(data):
 @PROPS
 @given(st.data())
 def test_writes_match_numpy(data):
-    shape, chunks, shards = data.draw(layouts(), label="layout")
-    bounded = shards is None and data.draw(st.booleans(), label="regular_bounded")
-    a, model = _array(shape, chunks, shards, data.draw(st.integers(0, 99)), bounded=bounded, where=data.draw(WHERE))
+    shape, chunks, shards, a, model = _drawn_array(data)
     rng = np.random.default_rng(data.draw(st.integers(0, 99)))
     for step in range(3):
         kind = data.draw(st.sampled_from(["basic", "oindex", "vindex", "mask", "block"]), label=f"write {step}")

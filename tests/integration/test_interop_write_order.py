@@ -30,6 +30,8 @@ import zarrpy
 from zarrpy.codecs.sharding.order import WRITE_ORDERS
 from zarrpy.stores import MemoryStore
 
+from tests.streamed_writes import WriterCountingStore
+
 zarr = pytest.importorskip("zarr")
 zcodecs = pytest.importorskip("zarr.codecs")
 
@@ -177,16 +179,7 @@ def test_from_array_streams_shards_in_the_order(monkeypatch):
     store, theirs = _zarr_python("morton", "uint16", "end")
     theirs[...] = data
 
-    class Counting(MemoryStore):
-        def __init__(self) -> None:
-            super().__init__()
-            self.streamed: list[str] = []
-
-        def open_writer(self, key):
-            self.streamed.append(key)
-            return super().open_writer(key)
-
-    counting = Counting()
+    counting = WriterCountingStore()
     copy = zarrpy.from_array(counting, data=data, chunks=INNER, shards=SHARD, compressors=[ZSTD],
                              subchunk_write_order="morton")
     assert counting.streamed and _ours(copy) == _theirs(store)
