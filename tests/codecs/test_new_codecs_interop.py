@@ -17,6 +17,8 @@ from zarrpy.codecs.cast_value import CastValueCodec
 from zarrpy.codecs.n5_default import N5DefaultCodec
 from zarrpy.codecs.scale_offset import ScaleOffsetCodec
 
+from tests.integration.oracles import needs_zarr_value_codecs
+
 pytestmark = pytest.mark.integration
 
 zarr = pytest.importorskip("zarr")
@@ -43,6 +45,7 @@ def _data(dtype: str) -> np.ndarray:
     return (np.arange(42) * 13 - 200).astype(dtype).reshape(6, 7) if dtype[0] == "i" else (np.arange(42) * 1500).astype(dtype).reshape(6, 7)
 
 
+@needs_zarr_value_codecs
 @pytest.mark.parametrize("dtype, filters, fill", CASES, ids=lambda x: str(x)[:40])
 def test_zarr_python_reads_what_zarrpy_writes_and_back(tmp_path, dtype, filters, fill):
     data = _data(dtype)

@@ -30,12 +30,13 @@ import zarrpy
 from zarrpy.codecs.sharding.order import WRITE_ORDERS
 from zarrpy.stores import MemoryStore
 
+from tests.integration.oracles import needs_zarr_write_orders
 from tests.streamed_writes import WriterCountingStore
 
 zarr = pytest.importorskip("zarr")
 zcodecs = pytest.importorskip("zarr.codecs")
 
-pytestmark = pytest.mark.integration
+pytestmark = [pytest.mark.integration, needs_zarr_write_orders]
 
 SHAPE, INNER, SHARD = (37, 29), (4, 3), (16, 12)
 """Edge shards on both axes, inner chunks cut by the array inside them."""

@@ -22,6 +22,8 @@ import pytest
 import zarrpy
 from zarrpy.tools.cli import main as cli
 
+from tests.integration.oracles import zarr_python_has_struct
+
 pytestmark = pytest.mark.integration
 
 LEGACY = {"name": "structured", "configuration": {"fields": [["a", "int32"], ["b", "float64"]]}}
@@ -67,6 +69,8 @@ def _tensorstore_reads(path: Path, expected: np.ndarray) -> None:
 
 def _zarr_python_reads(path: Path, expected: np.ndarray) -> None:
     zarr = pytest.importorskip("zarr")
+    if not zarr_python_has_struct():
+        pytest.skip("this zarr-python has no 'struct' data type (zarr-python 3.1, the newest for Python 3.11)")
     got = zarr.open_array(str(path), mode="r")[...]
     for field in expected.dtype.names:
         assert np.array_equal(got[field], expected[field], equal_nan=expected[field].dtype.kind in "fc"), field

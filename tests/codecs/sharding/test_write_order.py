@@ -25,6 +25,8 @@ from zarrpy.codecs.sharding.stream import ShardStream
 from zarrpy.core.array_bytes import ArrayBytes
 from zarrpy.errors import CodecError
 
+from tests.integration.oracles import needs_zarr_write_orders
+
 ZSTD = {"name": "zstd", "configuration": {"level": 1, "checksum": False}}
 ORDERS = list(WRITE_ORDERS)
 
@@ -68,6 +70,7 @@ def test_an_order_is_a_permutation_and_its_rank_the_inverse(order, grid):
     assert not positions.flags.writeable and not rank.flags.writeable
 
 
+@needs_zarr_write_orders
 @pytest.mark.parametrize("grid", [(2, 2), (5, 2), (3, 3, 3), (33, 33), (1, 7), (7, 1, 3), (6,), (9, 17), ()])
 def test_orders_match_zarr_python(grid):
     """The same coordinates, in the same order, as zarr-python 3.4's iterators."""
