@@ -39,7 +39,23 @@ REGULAR_BOUNDED = "zarrs.regular_bounded"
 """zarrs' bounded regular grid's V3 name."""
 
 
-class FixedDimension:
+class _Dimension:
+    """Equality and hashing of the dimension grids: by :meth:`_key`, which
+    names the kind, so dimensions of different kinds never compare equal."""
+
+    __slots__ = ()
+
+    def _key(self) -> tuple[object, ...]:
+        raise NotImplementedError
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, _Dimension) and self._key() == other._key()
+
+    def __hash__(self) -> int:
+        return hash(self._key())
+
+
+class FixedDimension(_Dimension):
     """Chunks of edge ``size`` along a dimension of length ``extent``."""
 
     __slots__ = ("size", "extent", "nchunks")
@@ -91,12 +107,6 @@ class FixedDimension:
     def _key(self) -> tuple[object, ...]:
         return ("fixed", self.size, self.extent)
 
-    def __eq__(self, other: object) -> bool:
-        return isinstance(other, FixedDimension) and self._key() == other._key()
-
-    def __hash__(self) -> int:
-        return hash(self._key())
-
     def __repr__(self) -> str:
         return f"FixedDimension(size={self.size}, extent={self.extent})"
 
@@ -123,16 +133,11 @@ class BoundedDimension(FixedDimension):
     def _key(self) -> tuple[object, ...]:
         return ("bounded", self.size, self.extent)
 
-    def __eq__(self, other: object) -> bool:
-        return isinstance(other, BoundedDimension) and self._key() == other._key()
-
-    __hash__ = FixedDimension.__hash__
-
     def __repr__(self) -> str:
         return f"BoundedDimension(size={self.size}, extent={self.extent})"
 
 
-class VaryingDimension:
+class VaryingDimension(_Dimension):
     """Explicit edge lengths ``edges`` (each at least 1, summing to at least
     ``extent``) along a dimension of length ``extent``."""
 
@@ -206,12 +211,6 @@ class VaryingDimension:
 
     def _key(self) -> tuple[object, ...]:
         return ("varying", self.edges, self.extent)
-
-    def __eq__(self, other: object) -> bool:
-        return isinstance(other, VaryingDimension) and self._key() == other._key()
-
-    def __hash__(self) -> int:
-        return hash(self._key())
 
     def __repr__(self) -> str:
         return f"VaryingDimension(edges={self.edges}, extent={self.extent})"
