@@ -159,7 +159,8 @@ def profile(args: argparse.Namespace) -> None:
 
     from zarrpy.codecs.abc import ChunkSpec
     from zarrpy.codecs.fill import is_fill
-    from zarrpy.codecs.vlen_v2 import VlenUtf8Codec, _walk_lengths
+    from zarrpy.codecs.vlen_v2 import VlenUtf8Codec
+    from zarrpy.core import _vlen_python
     from zarrpy.codecs.zstd import ZstdCodec
     from zarrpy.core.array_bytes import ArrayBytes
     from zarrpy.core.dtypes import DataType
@@ -206,8 +207,8 @@ def profile(args: argparse.Namespace) -> None:
             clock("alt: StringDType -> U{max} cast", lambda: [c.astype(f"U{width}") for c in chunks])
             fixed = [o.astype("S") for o in (numcodecs.VLenBytes().decode(d) for d in dec)]
             clock("alt: S{max} -> StringDType cast", lambda: [f.astype(STRING_DTYPE) for f in fixed])
-            clock("alt: header walk (Python loop)",
-                  lambda: [_walk_lengths(d, len(c), "vlen-utf8", allow_trailing=True) for d, c in zip(dec, chunks)])
+            clock("alt: header walk (the pure-Python fallback's loop)",
+                  lambda: [_vlen_python._walk(d, len(c), True) for d, c in zip(dec, chunks)])
     finally:
         shutil.rmtree(work, ignore_errors=True)
     print(f"zarrpy phases, {args.n} strings in chunks of {args.chunk}, median of {args.repeats} "

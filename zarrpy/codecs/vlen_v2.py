@@ -20,12 +20,12 @@ configuration is accepted too.
 
 Decoding checks that the header count equals the chunk's element count
 (before allocating anything), that no element's length runs past the end of
-the buffer and that no bytes trail the last element; each failure is a
-:class:`~zarrpy.errors.ChunkDecodeError` naming the codec. The element lengths
-can only be found one after the other, so that walk is a tight Python loop
-(about 0.15 s per million elements); everything else is vectorised with numpy.
-Element bytes are not checked for valid UTF-8 here: the array layer does that
-when it turns a chunk into strings.
+the buffer, that (strings) every element is UTF-8 and, where the elements
+are split into offsets and bytes, that no bytes trail the last one; each
+failure is a :class:`~zarrpy.errors.ChunkDecodeError` naming the codec. The
+conversions are :mod:`zarrpy.core.vlen_kernels`' (compiled, with a
+pure-Python fallback): strings go straight between this layout and numpy's
+``StringDType``, bytes between it and object arrays of ``bytes``.
 
 >>> VlenUtf8Codec.from_config({}).to_json()
 {'name': 'vlen-utf8', 'configuration': {}}
@@ -35,21 +35,19 @@ when it turns a chunk into strings.
 
 from __future__ import annotations
 
-import struct
 from typing import Any, Mapping
 
 import numpy as np
 
 from ..core._typing import BytesLike, Shape
+from ..core import vlen_kernels
 from ..core.array_bytes import ArrayBytes
 from ..core.dtypes import DataType
 from ..errors import ChunkDecodeError, CodecError
 from ._config import check_keys
 from .abc import ArrayToBytesCodec, ChunkSpec, Codec
 
-_U32 = struct.Struct("<I")
 _U32_MAX = 2**32 - 1
-_HEADER_NBYTES = 4
 
 
 class InterleavedVlenCodec(ArrayToBytesCodec):
@@ -115,12 +113,11 @@ class InterleavedVlenCodec(ArrayToBytesCodec):
         if chunk.size != spec.size:
             raise CodecError(f"codec {self.name!r}: chunk has {chunk.size} elements, spec says {spec.size}")
         elements = chunk.elements
+        if elements is not None and elements.dtype.kind == "T":
+            return vlen_kernels.strings_to_interleaved(elements, codec=self.name)
         if elements is not None:
-            # numcodecs' VLenUTF8 / VLenBytes write exactly this layout in one
-            # compiled loop; per-element work in Python is what makes string IO slow.
-            encoded = _numcodecs_codec(spec).encode(elements.reshape(-1).astype(object))
-            return encoded if isinstance(encoded, bytes) else bytes(encoded)
-        return encode_interleaved(chunk.offsets, chunk.data, codec=self.name)
+            return vlen_kernels.bytes_to_interleaved(elements, codec=self.name)
+        return vlen_kernels.offsets_to_interleaved(chunk.offsets, chunk.data, codec=self.name)
 
     def decode(self, data: bytes, spec: ChunkSpec) -> ArrayBytes:
         """Parse an interleaved chunk of ``spec.size`` elements into numpy
@@ -136,46 +133,26 @@ class InterleavedVlenCodec(ArrayToBytesCodec):
             truncated or an element runs past its end (or, for strings, is not
             UTF-8).
         """
-        items = self._decode_objects(data, spec)
         if spec.dtype.is_string:
-            return ArrayBytes.from_elements(items.astype(spec.dtype.numpy))
-        return ArrayBytes.from_elements(items)
+            out = np.empty(spec.shape, dtype=spec.dtype.numpy)
+            vlen_kernels.strings_from_interleaved(data, out, codec=self.name)
+            return ArrayBytes.from_elements(out)
+        items = vlen_kernels.bytes_from_interleaved(data, spec.size, codec=self.name)
+        return ArrayBytes.from_elements(items.reshape(spec.shape), trusted=True)
 
     def decode_into(self, data: BytesLike, spec: ChunkSpec, dest: np.ndarray, options: Any = None) -> bool:
-        """Strings: cast numcodecs' ``str`` objects straight into ``dest`` (a
-        StringDType array of ``spec.shape``, maybe a view into the read's
-        result), so no chunk-sized StringDType array is made and copied over.
-        False (nothing done) for bytes data or any other ``dest``. Errors are
-        those of :meth:`decode`."""
+        """Strings: converted straight into ``dest`` (a StringDType array of
+        ``spec.shape``, maybe a view into the read's result), so no
+        chunk-sized array is made and copied over. False (nothing done) for
+        bytes data or any other ``dest``. Errors are those of :meth:`decode`."""
         if not spec.dtype.is_string or dest.dtype != spec.dtype.numpy or dest.shape != tuple(spec.shape):
             return False
-        dest[...] = self._decode_objects(data if isinstance(data, bytes) else bytes(data), spec)
+        vlen_kernels.strings_from_interleaved(data, dest, codec=self.name)
         return True
 
     def decodes_into_elements(self, spec: ChunkSpec) -> bool:
         """Strings: :meth:`decode_into` casts them into any StringDType ``dest``."""
         return bool(spec.dtype.is_string)
-
-    def _decode_objects(self, data: bytes, spec: ChunkSpec) -> np.ndarray:
-        """The elements as an object array of ``spec.shape`` (``str`` for
-        string data, else ``bytes``), checked as :meth:`decode` says."""
-        if len(data) < _HEADER_NBYTES:
-            raise ChunkDecodeError(f"codec {self.name!r}: {len(data)} bytes is too short for the element count")
-        (count,) = _U32.unpack_from(data, 0)
-        if count != spec.size:
-            raise ChunkDecodeError(f"codec {self.name!r}: header says {count} elements, the chunk has {spec.size}")
-        if len(data) < _HEADER_NBYTES + 4 * count:
-            raise ChunkDecodeError(
-                f"codec {self.name!r}: corrupt buffer, data seem truncated: {len(data)} bytes cannot hold {count} elements"
-            )
-        try:
-            items = _numcodecs_codec(spec).decode(data)
-        except (ValueError, RuntimeError, UnicodeDecodeError) as exc:
-            # Say where the buffer breaks (the walk raises), else what numcodecs said.
-            _walk_lengths(data, count, self.name, allow_trailing=True)
-            raise ChunkDecodeError(f"codec {self.name!r}: {exc}") from None
-        result: np.ndarray = items.reshape(spec.shape)
-        return result
 
 
 class VlenUtf8Codec(InterleavedVlenCodec):
@@ -228,12 +205,6 @@ class UntypedVlenArrayCodec(InterleavedVlenCodec):
         return isinstance(other, InterleavedVlenCodec)
 
 
-def _numcodecs_codec(spec: ChunkSpec) -> Any:
-    import numcodecs  # imported on first use: importing zarrpy loads no codec library
-
-    return numcodecs.VLenUTF8() if spec.dtype.is_string else numcodecs.VLenBytes()
-
-
 # -- the layout ------------------------------------------------------------
 
 
@@ -243,26 +214,7 @@ def encode_interleaved(offsets: np.ndarray, data: bytes, *, codec: str = "zarrs.
     Raises CodecError (naming ``codec``) if there are more than 2**32-1
     elements or an element is longer than 2**32-1 bytes.
     """
-    offsets = np.asarray(offsets, dtype=np.int64)
-    n = len(offsets) - 1
-    if n > _U32_MAX:
-        raise CodecError(f"codec {codec!r}: cannot encode {n} elements; at most {_U32_MAX} fit the header")
-    lengths = np.diff(offsets)
-    if n and int(lengths.max()) > _U32_MAX:
-        raise CodecError(f"codec {codec!r}: an element of {int(lengths.max())} bytes is longer than {_U32_MAX}")
-    total = int(offsets[-1]) - int(offsets[0])
-    out = np.empty(_HEADER_NBYTES + 4 * n + total, dtype=np.uint8)
-    out[:_HEADER_NBYTES] = np.frombuffer(_U32.pack(n), dtype=np.uint8)
-    if n:
-        header_pos = _header_positions(offsets - offsets[0])
-        is_data = np.ones(out.size, dtype=bool)
-        is_data[:_HEADER_NBYTES] = False
-        length_bytes = lengths.astype("<u4").view(np.uint8).reshape(n, 4)
-        for k in range(4):  # four strided writes beat one (n, 4) fancy index
-            is_data[header_pos + k] = False
-            out[header_pos + k] = length_bytes[:, k]
-        out[is_data] = np.frombuffer(data, dtype=np.uint8, count=total, offset=int(offsets[0]))
-    return out.tobytes()
+    return vlen_kernels.offsets_to_interleaved(offsets, data, codec=codec)
 
 
 def decode_interleaved(buf: bytes, n: int, *, codec: str = "zarrs.vlen_v2") -> tuple[np.ndarray, bytes]:
@@ -272,71 +224,7 @@ def decode_interleaved(buf: bytes, n: int, *, codec: str = "zarrs.vlen_v2") -> t
     bytes concatenated. Raises ChunkDecodeError naming ``codec`` when the
     buffer does not hold exactly ``n`` elements.
     """
-    nbytes = len(buf)
-    if nbytes < _HEADER_NBYTES:
-        raise ChunkDecodeError(
-            f"codec {codec!r}: corrupt buffer: {nbytes} bytes, too short for the 4-byte element count"
-        )
-    (count,) = _U32.unpack_from(buf, 0)
-    if count != n:
-        raise ChunkDecodeError(f"codec {codec!r}: header says {count} elements, the chunk has {n}")
-    if nbytes < _HEADER_NBYTES + 4 * n:
-        raise ChunkDecodeError(
-            f"codec {codec!r}: corrupt buffer, data seem truncated: {nbytes} bytes cannot hold {n} elements"
-        )
-    lengths = _walk_lengths(buf, n, codec)
-    offsets = np.zeros(n + 1, dtype=np.int64)
-    np.cumsum(lengths, out=offsets[1:])
-    if n == 0:
-        return offsets, b""
-    src = np.frombuffer(buf, dtype=np.uint8)
-    header_pos = _header_positions(offsets)
-    is_data = np.ones(nbytes, dtype=bool)
-    is_data[:_HEADER_NBYTES] = False
-    for k in range(4):
-        is_data[header_pos + k] = False
-    return offsets, src[is_data].tobytes()
-
-
-def _walk_lengths(buf: bytes, n: int, codec: str, *, allow_trailing: bool = False) -> np.ndarray:
-    """The n element lengths; checks that they tile ``buf`` exactly.
-
-    Each length tells where the next one is, so this is a sequential walk:
-    ``struct.unpack_from`` in a local-variable loop is the fastest pure-Python
-    way found (a numpy pointer-doubling walk costs O(nbytes log n)).
-    """
-    unpack = _U32.unpack_from
-    lengths = [0] * n
-    pos = _HEADER_NBYTES
-    i = 0
-    try:
-        for i in range(n):
-            (length,) = unpack(buf, pos)
-            lengths[i] = length
-            pos += 4 + length
-    except struct.error:
-        if pos > len(buf):
-            raise ChunkDecodeError(
-                f"codec {codec!r}: element {i - 1} runs past the end of the buffer ({len(buf)} bytes)"
-            ) from None
-        raise ChunkDecodeError(
-            f"codec {codec!r}: corrupt buffer, data seem truncated at element {i} of {n}"
-        ) from None
-    if pos > len(buf):
-        raise ChunkDecodeError(
-            f"codec {codec!r}: element {n - 1} runs past the end of the buffer ({len(buf)} bytes)"
-        )
-    if pos < len(buf) and not allow_trailing:
-        raise ChunkDecodeError(f"codec {codec!r}: {len(buf) - pos} bytes trail the last element")
-    return np.array(lengths, dtype=np.int64)
-
-
-def _header_positions(offsets: np.ndarray) -> np.ndarray:
-    """Where element i's 4-byte length sits: after the count, i lengths and
-    ``offsets[i]`` data bytes."""
-    n = len(offsets) - 1
-    positions: np.ndarray = _HEADER_NBYTES + 4 * np.arange(n, dtype=np.int64) + offsets[:-1]
-    return positions
+    return vlen_kernels.offsets_from_interleaved(buf, n, codec=codec)
 
 
 # -- numcodecs VLenArray ---------------------------------------------------

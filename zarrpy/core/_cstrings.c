@@ -969,15 +969,15 @@ offsets_to_interleaved(PyObject *self, PyObject *args)
         goto done;
     }
     const int64_t *o = (const int64_t *)PyArray_DATA(offsets);
-    if (check_offsets(o, n, view.len, &e) < 0) {
-        result = fail(e.code, e.index, e.value);
-        goto done;
-    }
-    for (Py_ssize_t i = 0; i < n; i++) {
-        if ((uint64_t)(o[i + 1] - o[i]) > U32_MAX) {
+    for (Py_ssize_t i = 0; i < n; i++) {  /* lengths first: their error is the more telling */
+        if (o[i + 1] > o[i] && (uint64_t)(o[i + 1] - o[i]) > U32_MAX) {
             result = fail(E_TOO_LONG, i, (Py_ssize_t)(o[i + 1] - o[i]));
             goto done;
         }
+    }
+    if (check_offsets(o, n, view.len, &e) < 0) {
+        result = fail(e.code, e.index, e.value);
+        goto done;
     }
     size_t total = 4 + 4 * (size_t)n + (size_t)(o[n] - o[0]);
     PyObject *data = PyBytes_FromStringAndSize(NULL, (Py_ssize_t)total);

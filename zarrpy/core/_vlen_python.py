@@ -150,13 +150,13 @@ def offsets_to_interleaved(offsets: Any, data: Any, n: int) -> bytes | Failure:
     if n > _U32_MAX:
         return (E_TOO_MANY, n, 0)
     offsets = np.asarray(offsets, dtype=np.int64)
+    lengths = np.diff(offsets)
+    if n and int(lengths.max()) > _U32_MAX:  # lengths first: their error is the more telling
+        i = int(np.argmax(lengths > _U32_MAX))
+        return (E_TOO_LONG, i, int(lengths[i]))
     failure = _check_offsets(offsets, len(data))
     if failure is not None:
         return failure
-    lengths = np.diff(offsets)
-    if n and int(lengths.max()) > _U32_MAX:
-        i = int(np.argmax(lengths > _U32_MAX))
-        return (E_TOO_LONG, i, int(lengths[i]))
     total = int(offsets[-1]) - int(offsets[0])
     out = np.empty(4 + 4 * n + total, dtype=np.uint8)
     out[:4] = np.frombuffer(_U32.pack(n), dtype=np.uint8)

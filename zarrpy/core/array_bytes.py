@@ -19,6 +19,7 @@ from typing import Any, TypeAlias
 import numpy as np
 import numpy.typing as npt
 
+from . import vlen_kernels
 from ._typing import Shape
 from .selection import Points, flat_positions, numpy_index
 from ..errors import CodecError
@@ -76,15 +77,17 @@ class ArrayBytes:
         return cls(array.shape, array=array if array.flags.c_contiguous else array.copy(order="C"))
 
     @classmethod
-    def from_elements(cls, elements: np.ndarray) -> ArrayBytes:
+    def from_elements(cls, elements: np.ndarray, *, trusted: bool = False) -> ArrayBytes:
         """A variable chunk of numpy elements: StringDType (UTF-8 strings) or
         an object array of ``bytes``. Offsets and data are built on first use.
 
         Raises TypeError for any other dtype, or (object arrays) naming the
-        first element that is not ``bytes``.
+        first element that is not ``bytes`` -- unless ``trusted`` (a decoder
+        that made every element a ``bytes`` itself).
         """
         if elements.dtype.kind == "O":
-            _check_types(elements.reshape(-1).tolist(), bytes, elements.shape)
+            if not trusted:
+                _check_types(elements.reshape(-1).tolist(), bytes, elements.shape)
         elif elements.dtype.kind != "T":
             raise TypeError(f"variable elements must be StringDType or object bytes, not {elements.dtype}")
         return cls(elements.shape, elements=elements)
@@ -129,10 +132,10 @@ class ArrayBytes:
         """Offsets and data of a chunk made from numpy elements."""
         if self._offsets is None and self._elements is not None:
             e = self._elements
-            built = ArrayBytes.from_strings(e) if e.dtype.kind == "T" else ArrayBytes.from_bytes_list(
-                e.reshape(-1).tolist(), e.shape
-            )
-            self._offsets, self._data = built._offsets, built._data
+            if e.dtype.kind == "T":
+                self._offsets, self._data = vlen_kernels.strings_to_offsets(e)
+            else:
+                self._offsets, self._data = vlen_kernels.bytes_to_offsets(e)
 
     @property
     def offsets(self) -> np.ndarray:
@@ -228,9 +231,11 @@ class ArrayBytes:
 
         Raises TypeError naming the first element that is not a ``str``.
         """
+        if array.dtype.kind == "T":
+            offsets, data = vlen_kernels.strings_to_offsets(array)
+            return cls(array.shape, offsets=offsets, data=data)
         items = array.reshape(-1).tolist()
-        if array.dtype.kind != "T":
-            _check_types(items, str, array.shape)
+        _check_types(items, str, array.shape)
         joined = "".join(items)
         if joined.isascii():
             lengths = np.fromiter(map(len, items), dtype=np.int64, count=len(items))
@@ -244,9 +249,8 @@ class ArrayBytes:
     @classmethod
     def from_bytes_objects(cls, array: np.ndarray) -> ArrayBytes:
         """Variable chunk from an array of ``bytes``; TypeError names a non-bytes element."""
-        items = array.reshape(-1).tolist()
-        _check_types(items, (bytes, bytearray, memoryview), array.shape)
-        return cls.from_bytes_list(items, array.shape)
+        offsets, data = vlen_kernels.bytes_to_offsets(array)
+        return cls(array.shape, offsets=offsets, data=data)
 
     @classmethod
     def from_bytes_list(cls, items: Sequence[BytesLike], shape: Shape) -> ArrayBytes:
@@ -270,25 +274,15 @@ class ArrayBytes:
         """A StringDType array of the UTF-8 elements; CodecError if not UTF-8."""
         if self._elements is not None and self._elements.dtype.kind == "T":
             return self._elements
-        data = self.data
-        o = self.offsets.tolist()
-        try:
-            if data.isascii():
-                text = data.decode("ascii")
-                items = [text[a:b] for a, b in zip(o[:-1], o[1:])]
-            else:
-                items = [data[a:b].decode("utf-8") for a, b in zip(o[:-1], o[1:])]
-        except UnicodeDecodeError as exc:
-            raise CodecError(f"string element is not valid UTF-8: {exc}") from None
-        return np.array(items, dtype=np.dtypes.StringDType()).reshape(self.shape)
+        out = np.empty(self.shape, dtype=np.dtypes.StringDType())
+        vlen_kernels.strings_from_offsets(self.offsets, self.data, out)
+        return out
 
     def to_bytes_objects(self) -> np.ndarray:
         """An object array of the ``bytes`` elements."""
         if self._elements is not None and self._elements.dtype.kind == "O":
             return self._elements
-        out = np.empty(self.size, dtype=object)
-        out[:] = self.to_bytes_list()
-        return out.reshape(self.shape)
+        return vlen_kernels.bytes_from_offsets(self.offsets, self.data).reshape(self.shape)
 
     def __repr__(self) -> str:
         form = f"fixed {self._array.dtype}" if self._array is not None else "variable"
