@@ -184,8 +184,18 @@ class BoundChain:
         done; on False ``dest`` may hold anything (the caller then decodes
         with :meth:`decoded` and copies the whole chunk over it)."""
         chain = self.chain
-        if chain.array_to_array or dest.shape != self.spec.shape or dest.dtype != self.spec.dtype.numpy:
+        if chain.array_to_array:
             return False
+        if dest.shape != self.spec.shape or dest.dtype != self.spec.dtype.numpy:
+            # Value/flag pairs of optional strings (zarrpy.pipeline.paired): only
+            # an array-to-bytes codec that builds elements fills them.
+            a2b = chain.array_to_bytes
+            if not (dest.dtype.kind == "T" and dest.shape == (*self.spec.shape, 2)
+                    and a2b.decodes_into_elements(self._a2b_spec)):
+                return False
+            for b2b in reversed(chain.bytes_to_bytes):
+                data = b2b.decode(_as_bytes(data), self._a2b_spec)
+            return a2b.decode_into(_as_bytes(data), self._a2b_spec, dest, options)
         compressor = self.single_compressor()
         if compressor is not None:  # the usual chain, worked out once: decompress into ``dest``
             if not (dest.flags.c_contiguous and dest.flags.writeable):

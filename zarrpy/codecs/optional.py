@@ -38,6 +38,8 @@ from typing import Any
 
 import numpy as np
 
+from ..core import vlen_kernels
+from ..core._typing import BytesLike
 from ..core.array_bytes import ArrayBytes
 from ..core.dtypes import DataType
 from ..core.dtypes.optional import VALID, VALUE, inner_type, is_optional
@@ -53,6 +55,7 @@ DEFAULT_DATA_CODECS: list[dict[str, Any]] = [{"name": "bytes", "configuration": 
 
 _HEADER = struct.Struct("<QQ")
 _BOOL = DataType.from_json("bool")
+_U32_ZERO = bytes(4)  # an interleaved chunk of no elements
 
 
 class OptionalCodec(ArrayToBytesCodec):
@@ -137,20 +140,7 @@ class OptionalCodec(ArrayToBytesCodec):
         decode to the chunk's shape, or the data does not decode to as many
         elements as the mask marks present.
         """
-        nbytes = len(data)
-        if nbytes < _HEADER.size:
-            raise ChunkDecodeError(f"codec {NAME!r}: {nbytes} bytes, too short for the 16-byte header")
-        mask_nbytes, data_nbytes = _HEADER.unpack_from(data)
-        if _HEADER.size + mask_nbytes + data_nbytes != nbytes:
-            raise ChunkDecodeError(
-                f"codec {NAME!r}: header says {mask_nbytes} mask bytes and {data_nbytes} data bytes, "
-                f"the chunk has {nbytes - _HEADER.size} besides the header"
-            )
-        view = memoryview(data)
-        mask_part = bytes(view[_HEADER.size : _HEADER.size + mask_nbytes])
-        data_part = bytes(view[_HEADER.size + mask_nbytes :])
-        mask_chunk = decode_part(NAME, "mask", bind_part(NAME, "mask_codecs", self.mask_codecs, _mask_spec(spec)), mask_part)
-        mask = mask_chunk.array.reshape(-1).astype(bool)
+        mask, data_part = self._mask_and_data(data, spec)
         present = int(np.count_nonzero(mask))
         values = None
         if present:
@@ -165,6 +155,49 @@ class OptionalCodec(ArrayToBytesCodec):
             flat[VALUE][mask] = values.array.reshape(-1)
         flat[VALID] = mask
         return ArrayBytes.from_array(out)
+
+    def _mask_and_data(self, data: bytes, spec: ChunkSpec) -> tuple[np.ndarray, bytes]:
+        """The decoded mask (flat bool) and the encoded data part of a chunk;
+        ChunkDecodeError when its header does not fit it."""
+        nbytes = len(data)
+        if nbytes < _HEADER.size:
+            raise ChunkDecodeError(f"codec {NAME!r}: {nbytes} bytes, too short for the 16-byte header")
+        mask_nbytes, data_nbytes = _HEADER.unpack_from(data)
+        if _HEADER.size + mask_nbytes + data_nbytes != nbytes:
+            raise ChunkDecodeError(
+                f"codec {NAME!r}: header says {mask_nbytes} mask bytes and {data_nbytes} data bytes, "
+                f"the chunk has {nbytes - _HEADER.size} besides the header"
+            )
+        view = memoryview(data)
+        mask_part = bytes(view[_HEADER.size : _HEADER.size + mask_nbytes])
+        data_part = bytes(view[_HEADER.size + mask_nbytes :])
+        mask_chunk = decode_part(NAME, "mask", bind_part(NAME, "mask_codecs", self.mask_codecs, _mask_spec(spec)), mask_part)
+        return mask_chunk.array.reshape(-1).astype(bool), data_part
+
+    def decodes_into_elements(self, spec: ChunkSpec) -> bool:
+        """Optional strings: :meth:`decode_into` fills value/flag pairs."""
+        return bool(spec.dtype.is_variable and inner_type(spec.dtype).is_string and not is_optional(inner_type(spec.dtype)))
+
+    def decode_into(self, data: BytesLike, spec: ChunkSpec, dest: np.ndarray, options: Any = None) -> bool:
+        """Optional strings into value/flag pairs (``dest``: StringDType of
+        ``spec.shape + (2,)``, see :mod:`zarrpy.pipeline.paired`): the mask,
+        then the present strings straight into the values, missing ones
+        ``""``, in one compiled pass, when the data part is just an
+        interleaved vlen codec (zarrs' and zarrpy's default). False (nothing
+        done) otherwise. Errors are those of :meth:`decode`."""
+        from .vlen_v2 import InterleavedVlenCodec
+
+        chain = self.data_codecs
+        if not (self.decodes_into_elements(spec) and dest.dtype.kind == "T" and dest.shape == (*spec.shape, 2)
+                and not chain.array_to_array and not chain.bytes_to_bytes
+                and isinstance(chain.array_to_bytes, InterleavedVlenCodec)):
+            return False
+        mask, data_part = self._mask_and_data(bytes(data) if not isinstance(data, bytes) else data, spec)
+        if not mask.any():
+            data_part = _U32_ZERO  # nothing present: the data part is not decoded (as in decode)
+        vlen_kernels.strings_from_interleaved(
+            data_part, dest[..., 0], codec=chain.array_to_bytes.name, mask=mask, flags=dest[..., 1])
+        return True
 
 
 def _mask_spec(spec: ChunkSpec) -> ChunkSpec:

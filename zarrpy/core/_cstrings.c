@@ -261,9 +261,9 @@ static PyObject *
 interleaved_to_strings(PyObject *self, PyObject *args)
 {
     Py_buffer view;
-    PyObject *out_obj, *mask_obj;
+    PyObject *out_obj, *mask_obj, *flags_obj = Py_None;
     int allow_trailing, has_na;
-    if (!PyArg_ParseTuple(args, "y*OOpp", &view, &out_obj, &mask_obj, &allow_trailing, &has_na)) {
+    if (!PyArg_ParseTuple(args, "y*OOpp|O", &view, &out_obj, &mask_obj, &allow_trailing, &has_na, &flags_obj)) {
         return NULL;
     }
     PyObject *result = NULL;
@@ -274,6 +274,15 @@ interleaved_to_strings(PyObject *self, PyObject *args)
     }
     PyArrayObject *out = (PyArrayObject *)out_obj;
     npy_intp size = PyArray_SIZE(out);
+    PyArrayObject *flags = NULL;
+    if (flags_obj != Py_None) {
+        if (!is_string_array(flags_obj) || !PyArray_ISWRITEABLE((PyArrayObject *)flags_obj)
+            || PyArray_SIZE((PyArrayObject *)flags_obj) != size) {
+            PyErr_SetString(PyExc_TypeError, "flags must be a writable StringDType array of out's size");
+            goto done;
+        }
+        flags = (PyArrayObject *)flags_obj;
+    }
     const npy_bool *present = NULL;
     Py_ssize_t n = size;
     if (mask_obj != Py_None) {
@@ -295,15 +304,30 @@ interleaved_to_strings(PyObject *self, PyObject *args)
     Py_ssize_t len = view.len;
     Err e = {0, 0, 0};
     int nomem = 0;
-    Walk w;
+    Walk w, wf;
+    memset(&wf, 0, sizeof(wf));
     walk_init(&w, out);
+    if (flags != NULL) {
+        walk_init(&wf, flags);
+    }
+    PyArray_Descr *descrs[2] = {PyArray_DESCR(out), flags != NULL ? PyArray_DESCR(flags) : PyArray_DESCR(out)};
+    npy_string_allocator *allocators[2] = {NULL, NULL};
     NPY_BEGIN_THREADS_DEF;
     NPY_BEGIN_THREADS;
-    npy_string_allocator *allocator = allocator_of(out);
+    NpyString_acquire_allocators(2, descrs, allocators);
+    npy_string_allocator *allocator = allocators[0];
     if (check_header(buf, len, n, &e) == 0) {
         Py_ssize_t pos = 4, i = 0;
         for (npy_intp k = 0; k < size; k++) {
             npy_packed_static_string *slot = (npy_packed_static_string *)walk_next(&w);
+            if (flags != NULL) {
+                /* "" where present, one NUL where missing (paired reads, see vlen_kernels) */
+                int is_missing = present != NULL && !present[k];
+                if (NpyString_pack(allocators[1], (npy_packed_static_string *)walk_next(&wf), "", is_missing) < 0) {
+                    nomem = 1;
+                    break;
+                }
+            }
             if (present != NULL && !present[k]) {
                 int rc = has_na ? NpyString_pack_null(allocator, slot) : NpyString_pack(allocator, slot, "", 0);
                 if (rc < 0) {
@@ -331,7 +355,7 @@ interleaved_to_strings(PyObject *self, PyObject *args)
             check_trailing(pos, len, allow_trailing, &e);
         }
     }
-    NpyString_release_allocator(allocator);
+    NpyString_release_allocators(2, allocators);
     NPY_END_THREADS;
     if (nomem) {
         PyErr_NoMemory();
@@ -1063,9 +1087,51 @@ split_missing(PyObject *self, PyObject *args)
     return (PyObject *)present;
 }
 
+/* -- which strings are not empty (the flags of paired reads) ---------------------- */
+
+static PyObject *
+nonempty(PyObject *self, PyObject *arr_obj)
+{
+    if (!is_string_array(arr_obj)) {
+        PyErr_SetString(PyExc_TypeError, "expected a StringDType array");
+        return NULL;
+    }
+    PyArrayObject *arr = (PyArrayObject *)arr_obj;
+    npy_intp n = PyArray_SIZE(arr);
+    npy_intp dims[1] = {n};
+    PyArrayObject *result = (PyArrayObject *)PyArray_SimpleNew(1, dims, NPY_BOOL);
+    if (result == NULL) {
+        return NULL;
+    }
+    npy_bool *r = (npy_bool *)PyArray_DATA(result);
+    int nomem = 0;
+    Walk w;
+    walk_init(&w, arr);
+    NPY_BEGIN_THREADS_DEF;
+    NPY_BEGIN_THREADS;
+    npy_string_allocator *allocator = allocator_of(arr);
+    for (npy_intp k = 0; k < n; k++) {
+        npy_static_string s = {0, NULL};
+        int is_null = NpyString_load(allocator, (const npy_packed_static_string *)walk_next(&w), &s);
+        if (is_null < 0) {
+            nomem = 1;
+            break;
+        }
+        r[k] = !is_null && s.size > 0;
+    }
+    NpyString_release_allocator(allocator);
+    NPY_END_THREADS;
+    if (nomem) {
+        Py_DECREF(result);
+        return PyErr_NoMemory();
+    }
+    return (PyObject *)result;
+}
+
 static PyMethodDef methods[] = {
+    {"nonempty", nonempty, METH_O, "nonempty(arr) -> bool array: which strings are not empty (C order)"},
     {"interleaved_to_strings", interleaved_to_strings, METH_VARARGS,
-     "interleaved_to_strings(buf, out, mask, allow_trailing, has_na): fill StringDType `out`"},
+     "interleaved_to_strings(buf, out, mask, allow_trailing, has_na, flags=None): fill StringDType `out`"},
     {"offsets_to_strings", offsets_to_strings, METH_VARARGS,
      "offsets_to_strings(offsets, data, out): fill StringDType `out`"},
     {"strings_to_interleaved", strings_to_interleaved, METH_VARARGS,

@@ -102,8 +102,14 @@ def _decode_items(buf: Any, n: int, allow_trailing: bool, strings: bool) -> tupl
     return items, None
 
 
-def interleaved_to_strings(buf: Any, out: np.ndarray, mask: Any, allow_trailing: bool, has_na: bool) -> Failure | None:
+def interleaved_to_strings(buf: Any, out: np.ndarray, mask: Any, allow_trailing: bool, has_na: bool,
+                           flags: np.ndarray | None = None) -> Failure | None:
     present = None if mask is None else np.asarray(mask, dtype=bool).reshape(-1)
+    if flags is not None:
+        marks = np.full(out.size, "", dtype=object)
+        if present is not None:
+            marks[~present] = "\x00"  # set one by one: a numpy "U" array would drop the NUL
+        flags[...] = marks.reshape(flags.shape)
     n = out.size if present is None else int(np.count_nonzero(present))
     items, failure = _decode_items(buf, n, allow_trailing, strings=True)
     if items is None:
@@ -257,6 +263,10 @@ def bytes_to_offsets(arr: np.ndarray) -> tuple[np.ndarray, bytes] | Failure:
     offsets = np.zeros(len(items) + 1, dtype=np.int64)
     np.cumsum(lengths, out=offsets[1:])
     return offsets, b"".join(items)
+
+
+def nonempty(arr: np.ndarray) -> np.ndarray:
+    return np.fromiter((isinstance(x, str) and x != "" for x in arr.reshape(-1).tolist()), dtype=bool, count=arr.size)
 
 
 def split_missing(src: np.ndarray, dst: np.ndarray) -> np.ndarray:

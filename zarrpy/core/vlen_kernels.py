@@ -69,12 +69,16 @@ def implementation() -> ModuleType:
 
 
 def strings_from_interleaved(
-    buf: Any, out: np.ndarray, *, codec: str, mask: np.ndarray | None = None, allow_trailing: bool = True
+    buf: Any, out: np.ndarray, *, codec: str, mask: np.ndarray | None = None, allow_trailing: bool = True,
+    flags: np.ndarray | None = None,
 ) -> None:
     """Fill the StringDType array ``out`` (any shape and strides, C order)
     from an interleaved buffer of ``out.size`` elements, or, with ``mask``
     (bool, one per element of ``out``), of the elements where it is True:
-    the others become missing (``out``'s ``na_object``) or ``""``.
+    the others become missing (``out``'s ``na_object``) or ``""``. With
+    ``flags`` (a StringDType array of ``out``'s size, maybe a view of the
+    same array), each element's flag is set too: ``""`` where it is
+    present, ``"\\x00"`` where it is missing (see :func:`nonempty`).
 
     Raises ChunkDecodeError naming ``codec`` when the count differs, a
     length runs past the buffer, an element is not UTF-8 or (unless
@@ -83,7 +87,7 @@ def strings_from_interleaved(
     """
     flat_mask = None if mask is None else np.ascontiguousarray(mask, dtype=bool).reshape(-1)
     has_na = hasattr(out.dtype, "na_object")
-    failure = _impl.interleaved_to_strings(buf, out, flat_mask, allow_trailing, has_na)
+    failure = _impl.interleaved_to_strings(buf, out, flat_mask, allow_trailing, has_na, flags)
     if failure is not None:
         raise ChunkDecodeError(_decode_message(codec, failure))
 
@@ -195,6 +199,13 @@ def offsets_to_interleaved(offsets: np.ndarray, data: Any, *, codec: str) -> byt
     return result
 
 
+def nonempty(arr: np.ndarray) -> np.ndarray:
+    """Bool of ``arr``'s shape: which elements of a StringDType array are not
+    ``""`` (nor missing)."""
+    result: np.ndarray = _impl.nonempty(arr)
+    return result.reshape(arr.shape)
+
+
 def split_missing(values: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """``(plain, present)`` of a StringDType array with an ``na_object``:
     ``plain`` a new plain StringDType array of its shape (``""`` where an
@@ -265,6 +276,7 @@ __all__ = [
     "bytes_from_offsets",
     "bytes_to_interleaved",
     "bytes_to_offsets",
+    "nonempty",
     "offsets_from_interleaved",
     "offsets_to_interleaved",
     "split_missing",

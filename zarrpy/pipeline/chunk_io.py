@@ -64,6 +64,7 @@ from .optimistic import update_conditionally, write_all
 from .io_pool import map_io
 from .scatter import Projection, put as _put, put_fill as _put_fill
 from .shard_reads import IndexCache, ShardReads
+from .paired import PairedStrings, reads_in_pairs
 from .values import ElementForm
 
 
@@ -161,6 +162,11 @@ class ChunkIO(ChunkKeys):
         self._options = DecodeOptions(map_fn=map_chunks)
         self._cached = CachedChunks(cache, self, self._load_chunks) if cache is not None else None
         """Reads through the cache, when one is given (see :mod:`.cached_reads`)."""
+        self.read_form: ElementForm | PairedStrings = (
+            PairedStrings(self.form) if cache is None and reads_in_pairs(self.form) else self.form)
+        """How a read's buffer holds elements: the element form, or value/flag
+        pairs for optional strings (:mod:`.paired`; not through a cache, whose
+        chunks are in the element form)."""
         self._indexes = IndexCache(cache, cache_prefix(self))
         """Checked shard indexes with the version of their shard (see :mod:`.shard_reads`)."""
         self._shard_reads = ShardReads(store, self.bound_for_key, self._options, self._indexes) if self.inner else None
@@ -250,23 +256,27 @@ class ChunkIO(ChunkKeys):
             self.read_into(out.reshape(-1) if indexer.flat_output else out, indexer)
             return out
         buffer = self._output(indexer.shape)
-        self.read_into(buffer.reshape(-1) if indexer.flat_output else buffer, indexer)
-        return self.form.scalar(buffer) if indexer.is_scalar else self.form.result(buffer)
+        self.read_into(self._flat(buffer) if indexer.flat_output else buffer, indexer)
+        return self.read_form.scalar(buffer) if indexer.is_scalar else self.read_form.result(buffer)
 
     def read_validity(self, indexer: Indexer) -> np.ndarray:
         """For zarrs' optional types: whether each selected element is present
         at each optional level (see :func:`~.values.optional_validity`);
         DataTypeError for any other type."""
         buffer = self._output(indexer.shape)
-        self.read_into(buffer.reshape(-1) if indexer.flat_output else buffer, indexer)
-        return self.form.validity(buffer)
+        self.read_into(self._flat(buffer) if indexer.flat_output else buffer, indexer)
+        return self.read_form.validity(buffer)
+
+    def _flat(self, buffer: np.ndarray) -> np.ndarray:
+        """A point read's buffer with its selection axes flattened."""
+        return buffer.reshape((-1, *self.read_form.element_shape))
 
     def _output(self, shape: Shape) -> np.ndarray:
         """An empty result of ``shape``, or SelectionError when memory cannot hold it."""
         try:
-            return np.empty(shape, dtype=self.form.dtype)
+            return self.read_form.empty(shape)
         except (ValueError, MemoryError) as exc:
-            nbytes = math.prod(shape) * self.form.dtype.itemsize
+            nbytes = math.prod(shape) * math.prod(self.read_form.element_shape) * self.read_form.dtype.itemsize
             raise SelectionError(
                 f"a selection of shape {tuple(shape)} needs {nbytes} bytes of memory, more than can be "
                 f"allocated ({exc}); read it in parts"
@@ -445,7 +455,7 @@ class ChunkIO(ChunkKeys):
         :meth:`BoundChain.scratch_decoder`), else the chain's usual decoding."""
         if data is None:
             for proj in group:
-                _put_fill(out, proj, self.form)
+                _put_fill(out, proj, self.read_form)
             return
         bound = self.bound_at(group[0].chunk_coords)
         decode = decoders.get(bound) if isinstance(decoders, _ScratchDecoders) else decoders
@@ -453,23 +463,23 @@ class ChunkIO(ChunkKeys):
             dest = self._whole_dest(out, group[0]) if len(group) == 1 else None
             if dest is not None and bound.decode_into(data, dest, self._options):
                 return
-            if decode is not None and self.form.reads_into_buffers:  # decompress into scratch, view, copy out
+            if decode is not None and self.read_form.reads_into_buffers:  # decompress into scratch, view, copy out
                 chunk = decode(data)
                 if chunk is not None:
                     for proj in group:
-                        _put(out, proj, chunk[(*proj.chunk_selection, Ellipsis)])
+                        _put(out, proj, chunk[(*proj.chunk_selection, Ellipsis)], len(self.read_form.element_shape))
                     return
             with bound.decoded(data) as decoded:
-                chunk = self.form.to_numpy(decoded)
+                chunk = self.read_form.to_numpy(decoded)
                 for proj in group:
-                    _put(out, proj, chunk[(*proj.chunk_selection, Ellipsis)])
+                    _put(out, proj, chunk[(*proj.chunk_selection, Ellipsis)], len(self.read_form.element_shape))
         except CodecError as exc:
             raise at_key(exc, key) from exc
 
     def _whole_dest(self, out: np.ndarray, proj: Projection) -> np.ndarray | None:
         """``out``'s box for a projection taking its whole chunk, so the chunk
         can be decoded straight into it (:meth:`BoundChain.decode_into`); else None."""
-        if not self.form.reads_into_buffers:
+        if not self.read_form.decodes_into_boxes:
             return None
         shape = self._uniform_shape or self.grid.chunk_shape_at(proj.chunk_coords)
         return whole_chunk_box(out, proj, shape)
@@ -490,7 +500,7 @@ class ChunkIO(ChunkKeys):
             except CodecError as exc:
                 raise at_key(exc, key) from exc
             for proj in group:
-                _put_fill(out, proj, self.form)
+                _put_fill(out, proj, self.read_form)
             return
         try:
             parts = decoder.decode_selections([p.chunk_dim_selection for p in group])
@@ -498,20 +508,20 @@ class ChunkIO(ChunkKeys):
             for proj, part in zip(group, parts):
                 if part is not None and proj.pick is not None:
                     part = part.take(proj.pick, proj.chunk_block_shape)
-                blocks.append(None if part is None else self.form.to_numpy(part))
+                blocks.append(None if part is None else self.read_form.to_numpy(part))
         except CodecError as exc:
             raise at_key(exc, key) from exc
         for proj, block in zip(group, blocks):
             if block is None:
-                _put_fill(out, proj, self.form)
+                _put_fill(out, proj, self.read_form)
             else:
-                _put(out, proj, block)
+                _put(out, proj, block, len(self.read_form.element_shape))
 
     def _part_dests(self, out: np.ndarray, decoder: ArrayPartialDecoder, group: list[Projection]) -> list[np.ndarray] | None:
         """Views of ``out`` for each projection of ``group`` when ``decoder``
         can decode straight into them (a shard of fixed-size elements, boxes
         of ``out`` shaped like the selections), else None."""
-        if not (decoder.decodes_into and self.form.reads_into_buffers):
+        if not (decoder.decodes_into and self.read_form.reads_into_buffers):
             return None
         dests = []
         for proj in group:

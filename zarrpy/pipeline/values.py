@@ -78,7 +78,10 @@ def _coerce_optional(value: Any, data_type: DataType) -> np.ndarray:
         data = value if isinstance(value, np.ndarray) else _object_array(value)
         missing = np.equal(data, None) if data.dtype == object else np.zeros(data.shape, dtype=bool)
     if missing.any():
-        if data.dtype == object or data.dtype.kind in "SUT":
+        if data.dtype.kind == "T":  # stays StringDType: no Python object per element
+            data = data.copy()
+            data[missing] = _innermost(inner).default_fill()
+        elif data.dtype == object or data.dtype.kind in "SU":
             data = data.astype(object)
             data[missing] = _innermost(inner).default_fill()  # a plain value: left out below anyway
     values = coerce_value(data, inner, data.shape)
@@ -114,7 +117,7 @@ def _with_validity(plain: ArrayBytes, present: np.ndarray) -> ArrayBytes:
     return ArrayBytes.variable(new_offsets, out.tobytes(), plain.shape)
 
 
-def _without_validity(chunk: ArrayBytes) -> tuple[ArrayBytes, np.ndarray]:
+def without_validity(chunk: ArrayBytes) -> tuple[ArrayBytes, np.ndarray]:
     """Plain elements and the validity of optional ones (the inverse of
     :func:`_with_validity`); ValueError if an element has no validity byte."""
     offsets, data = chunk.offsets, np.frombuffer(chunk.data, dtype=np.uint8)
@@ -196,7 +199,7 @@ def _optional_levels(out: np.ndarray, data_type: DataType) -> tuple[np.ndarray, 
     for _ in range(depth):
         innermost = inner_type(innermost)
     if depth == 1:  # strings / bytes: vectorised over offsets and data
-        plain, present = _without_validity(ArrayBytes.from_bytes_objects(out))
+        plain, present = without_validity(ArrayBytes.from_bytes_objects(out))
         values = plain.to_strings() if innermost.is_string else plain.to_bytes_objects()
         values.reshape(-1)[~present] = innermost.default_fill()
         valid[..., 0] = present.reshape(out.shape)
@@ -300,7 +303,9 @@ def _coerce_variable(value: Any, data_type: DataType) -> np.ndarray:
         out[()] = str(value) if isinstance(value, str) else bytes(value)
         return out
     if isinstance(value, np.ndarray) and value.dtype.kind in "TU" and data_type.is_string:
-        return value.astype(data_type.numpy, copy=False)
+        if value.dtype == data_type.numpy:  # astype(copy=False) still copies between StringDType instances
+            return value
+        return value.astype(data_type.numpy)
     if isinstance(value, np.ndarray) and value.dtype.kind == "S" and not data_type.is_string:
         return value.astype(object)
     if isinstance(value, np.ndarray) and value.dtype.kind != "O":
@@ -371,6 +376,21 @@ class ElementForm:
         if not data_type.is_variable:
             raise CodecError(f"a variable-length chunk was decoded for fixed-size type {data_type.name!r}")
         return chunk.to_strings() if data_type.is_string else chunk.to_bytes_objects()
+
+    element_shape: tuple[int, ...] = ()
+    """Extra last axes of a read's buffer beyond the selection's shape (none;
+    see :class:`~.paired.PairedStrings`)."""
+
+    def empty(self, shape: Shape) -> np.ndarray:
+        """A new read buffer for a selection of ``shape`` (MemoryError or
+        ValueError when it cannot be allocated)."""
+        return np.empty(shape, dtype=self.dtype)
+
+    @property
+    def decodes_into_boxes(self) -> bool:
+        """True when whole chunks may be decoded straight into their box of
+        a read's buffer (:meth:`BoundChain.decode_into`)."""
+        return self.reads_into_buffers
 
     @property
     def reads_into_buffers(self) -> bool:
