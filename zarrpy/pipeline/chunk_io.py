@@ -634,7 +634,13 @@ class ChunkIO(ChunkKeys):
 
     def _fill_region(self, shape: Shape) -> np.ndarray:
         fill = self.form.fill_block(shape)
-        return fill if self.form.ragged is not None else np.full(shape, fill, dtype=self.form.dtype)
+        if self.form.ragged is not None:
+            return fill
+        if self.form.dtype.kind == "O":  # np.full would parse a bytes fill (an optional element) as numbers
+            out = np.empty(shape, dtype=self.form.dtype)
+            out[...] = fill
+            return out
+        return np.full(shape, fill, dtype=self.form.dtype)
 
     # -- writing -------------------------------------------------------
     def write(self, blocks: Sequence[BlockWrite]) -> None:

@@ -25,6 +25,7 @@ from typing import Any
 import numpy as np
 
 from .. import __version__, api
+from ..core import vlen_kernels
 from ..api._array import Array
 from ..api._group import Group
 from ..codecs.sharding.order import WRITE_ORDERS
@@ -71,9 +72,16 @@ def _demo(directory: str | None) -> int:
         print(f"wrote {data.nbytes:,} bytes ({stored:,} stored, {data.nbytes / stored:.1f}x smaller); "
               f"read back {'identical' if ok else 'DIFFERENT'}")
         print(back.info)
+        labels = np.array([f"row {i}: {'é' * (i % 4)}" for i in range(1000)], dtype=np.dtypes.StringDType())
+        named = api.create_array(str(root / "labels.zarr"), shape=labels.shape, dtype=str, chunks=(250,),
+                                 overwrite=True)
+        named[...] = labels
+        same = np.array_equal(api.open_array(str(root / "labels.zarr"), mode="r")[...], labels)
+        print(f"strings: {labels.size:,} labels read back {'identical' if same else 'DIFFERENT'} "
+              f"(converter: {vlen_kernels.IMPLEMENTATION})")
         if directory is None:
             print("(temporary directory removed; pass a directory to keep the array)")
-        return 0 if ok else 1
+        return 0 if ok and same else 1
 
 
 def _info_document(node: Array | Group) -> dict[str, Any]:
@@ -93,6 +101,8 @@ def _info_document(node: Array | Group) -> dict[str, Any]:
 
 def _info(target: str, path: str | None, as_json: bool, storage_options: dict[str, Any] | None) -> int:
     node = api.open(target, mode="r", path=path, storage_options=storage_options)
+    if not vlen_kernels.COMPILED:  # on stderr: the JSON on stdout stays parseable
+        print(f"note: strings convert in {vlen_kernels.IMPLEMENTATION}", file=sys.stderr)
     if as_json:
         print(json_text(_info_document(node)))
     elif isinstance(node, Array):
@@ -180,7 +190,8 @@ def _storage_options(parser: argparse.ArgumentParser, option: str, what: str) ->
 def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="zarrpy", description=DESCRIPTION, epilog=EPILOG, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--version", action="version", version=f"zarrpy {__version__}")
+    parser.add_argument("--version", action="version",
+                        version=f"zarrpy {__version__}\nstrings: {vlen_kernels.IMPLEMENTATION}")
     parser.add_argument("--traceback", action="store_true", help=TRACEBACK_HELP)
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
     demo = _sub(sub, "demo", "create, write, read back and describe a small array",
