@@ -66,7 +66,27 @@ def assert_one_error_line(proc, *fragments):
 def test_version():
     proc = run_cli("--version")
     assert proc.returncode == 0
-    assert proc.stdout.strip() == f"zarrpy {zarrpy.__version__}"
+    from zarrpy.core import vlen_kernels
+
+    assert proc.stdout.strip().splitlines() == [f"zarrpy {zarrpy.__version__}",
+                                                f"strings: {vlen_kernels.IMPLEMENTATION}"]
+
+
+def test_version_and_info_name_the_pure_python_fallback(tmp_path):
+    from zarrpy.core import vlen_kernels
+
+    env = {**os.environ, "ZARRPY_PURE_PYTHON": "1"}
+    proc = subprocess.run([sys.executable, "-m", "zarrpy", "--version"], capture_output=True, text=True, env=env,
+                          timeout=60)
+    assert proc.stdout.strip().splitlines()[1] == "strings: pure Python (ZARRPY_PURE_PYTHON is set)"
+    path = str(tmp_path / "a.zarr")
+    zarrpy.create_array(path, shape=(2,), dtype=str, chunks=(2,))
+    info = subprocess.run([sys.executable, "-m", "zarrpy", "info", path], capture_output=True, text=True, env=env,
+                          timeout=60)
+    assert info.returncode == 0 and "pure Python" in info.stderr and "Traceback" not in info.stderr
+    plain = subprocess.run([sys.executable, "-m", "zarrpy", "info", path], capture_output=True, text=True,
+                           env={k: v for k, v in os.environ.items() if k != "ZARRPY_PURE_PYTHON"}, timeout=60)
+    assert plain.returncode == 0 and (plain.stderr == "") == vlen_kernels.COMPILED
 
 
 def test_info_json_for_an_array(tmp_path, capsys):
