@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import re
 import shutil
 import subprocess
@@ -10,6 +11,8 @@ import textwrap
 import tomllib
 import zipfile
 from pathlib import Path
+
+import pytest
 
 import zarrpy
 
@@ -105,19 +108,24 @@ def test_readme_python_examples_run(tmp_path):
     assert "Chunks Initialized" in proc.stdout and "No. bytes stored" in proc.stdout
 
 
-def test_wheel_ships_py_typed(tmp_path):
+@pytest.mark.parametrize("compiler", ["default", "none"])
+def test_wheel_ships_py_typed_and_the_string_converter(tmp_path, compiler):
     """PEP 561: the wheel carries ``zarrpy/py.typed``, so type checkers read
-    zarrpy's inline annotations instead of treating it as untyped."""
+    zarrpy's inline annotations instead of treating it as untyped. It holds
+    the compiled string converter, and with no working C compiler the build
+    still succeeds, without it (zarrpy then falls back to pure Python)."""
     assert (ROOT / "zarrpy" / "py.typed").is_file()
     src = tmp_path / "src"
     # Build from a copy: an in-tree build would leave build/ and *.egg-info in the repository.
     shutil.copytree(ROOT, src, ignore=shutil.ignore_patterns(
-        ".git", "build", "dist", "*.egg-info", "__pycache__", "tests", "bench", "docs", "spec-fixtures", ".*"))
+        ".git", "build", "dist", "*.egg-info", "__pycache__", "tests", "bench", "docs", "spec-fixtures", ".*",
+        "*.so"))
     out = tmp_path / "wheels"
+    env = {**os.environ, **({"CC": "/bin/false"} if compiler == "none" else {})}
     proc = subprocess.run(
         [sys.executable, "-m", "pip", "wheel", "--no-deps", "--no-build-isolation", "--no-index",
          "--disable-pip-version-check", "--no-input", "-w", str(out), str(src)],
-        capture_output=True, text=True, timeout=300,
+        capture_output=True, text=True, timeout=300, env=env,
     )
     assert proc.returncode == 0, f"pip wheel failed:\n{proc.stdout}\n{proc.stderr}"
     (wheel,) = out.glob("zarrpy-*.whl")
@@ -125,3 +133,5 @@ def test_wheel_ships_py_typed(tmp_path):
         names = set(archive.namelist())
     assert "zarrpy/py.typed" in names, sorted(n for n in names if n.startswith("zarrpy/"))[:20]
     assert "zarrpy/__init__.py" in names
+    compiled = [n for n in names if n.startswith("zarrpy/core/_cstrings") and n.endswith((".so", ".pyd"))]
+    assert len(compiled) == (1 if compiler == "default" else 0), compiled

@@ -994,8 +994,9 @@ offsets_to_interleaved(PyObject *self, PyObject *args)
     }
     const int64_t *o = (const int64_t *)PyArray_DATA(offsets);
     for (Py_ssize_t i = 0; i < n; i++) {  /* lengths first: their error is the more telling */
-        if (o[i + 1] > o[i] && (uint64_t)(o[i + 1] - o[i]) > U32_MAX) {
-            result = fail(E_TOO_LONG, i, (Py_ssize_t)(o[i + 1] - o[i]));
+        uint64_t length = (uint64_t)o[i + 1] - (uint64_t)o[i]; /* exact where o grows */
+        if (o[i + 1] > o[i] && length > U32_MAX) {
+            result = fail(E_TOO_LONG, i, (Py_ssize_t)(length > (uint64_t)PY_SSIZE_T_MAX ? PY_SSIZE_T_MAX : length));
             goto done;
         }
     }

@@ -37,6 +37,11 @@ _U32 = struct.Struct("<I")
 _U32_MAX = 2**32 - 1
 
 
+def _as_bytes(buf: Any) -> memoryview:
+    """``buf``'s bytes, whatever its item size or shape (as the C module reads it)."""
+    return memoryview(buf).cast("B")
+
+
 def _check_header(buf: Any, n: int) -> Failure | None:
     size = len(buf)
     if size < 4:
@@ -85,20 +90,22 @@ def _numcodecs(strings: bool) -> Any:
 
 
 def _decode_items(buf: Any, n: int, allow_trailing: bool, strings: bool) -> tuple[np.ndarray | None, Failure | None]:
-    """numcodecs' decoded object array of n items, or the failure."""
+    """numcodecs' decoded object array of n items, or the failure (the first
+    in buffer order: the count, then element by element, then trailing bytes)."""
+    buf = _as_bytes(buf)
     failure = _check_header(buf, n)
     if failure is not None:
         return None, failure
-    if not allow_trailing:  # numcodecs ignores trailing bytes
-        failure = _walk(buf, n, False)[1]
-        if failure is not None:
-            return None, failure
     try:
         items = _numcodecs(strings).decode(bytes(buf))
     except (ValueError, RuntimeError, UnicodeDecodeError):
         failure = _walk(buf, n, allow_trailing, utf8=strings)[1]
         assert failure is not None, "numcodecs refused a buffer the walk accepts"
         return None, failure
+    if not allow_trailing:  # numcodecs ignores trailing bytes; every element is fine
+        failure = _walk(buf, n, False)[1]
+        if failure is not None:
+            return None, failure
     return items, None
 
 
@@ -132,6 +139,7 @@ def interleaved_to_bytes(buf: Any, n: int, allow_trailing: bool) -> np.ndarray |
 
 
 def interleaved_to_offsets(buf: Any, n: int, allow_trailing: bool) -> tuple[np.ndarray, bytes] | Failure:
+    buf = _as_bytes(buf)
     failure = _check_header(buf, n)
     if failure is not None:
         return failure
@@ -156,10 +164,16 @@ def offsets_to_interleaved(offsets: Any, data: Any, n: int) -> bytes | Failure:
     if n > _U32_MAX:
         return (E_TOO_MANY, n, 0)
     offsets = np.asarray(offsets, dtype=np.int64)
+    data = _as_bytes(data)
+    # lengths first (their error is the more telling), where offsets grow;
+    # in uint64, which holds any such difference exactly
+    grows = offsets[1:] > offsets[:-1]
+    lengths = offsets[1:].astype(np.uint64) - offsets[:-1].astype(np.uint64)
+    too_long = grows & (lengths > _U32_MAX)
+    if too_long.any():
+        i = int(np.argmax(too_long))
+        return (E_TOO_LONG, i, min(int(lengths[i]), 2**63 - 1))
     lengths = np.diff(offsets)
-    if n and int(lengths.max()) > _U32_MAX:  # lengths first: their error is the more telling
-        i = int(np.argmax(lengths > _U32_MAX))
-        return (E_TOO_LONG, i, int(lengths[i]))
     failure = _check_offsets(offsets, len(data))
     if failure is not None:
         return failure
@@ -180,6 +194,7 @@ def offsets_to_interleaved(offsets: Any, data: Any, n: int) -> bytes | Failure:
 
 def offsets_to_strings(offsets: Any, data: Any, out: np.ndarray) -> Failure | None:
     offsets = np.asarray(offsets, dtype=np.int64)
+    data = _as_bytes(data)
     failure = _check_offsets(offsets, len(data))
     if failure is not None:
         return failure
@@ -204,6 +219,7 @@ def offsets_to_strings(offsets: Any, data: Any, out: np.ndarray) -> Failure | No
 
 def offsets_to_bytes(offsets: Any, data: Any, n: int) -> np.ndarray | Failure:
     offsets = np.asarray(offsets, dtype=np.int64)
+    data = _as_bytes(data)
     failure = _check_offsets(offsets, len(data))
     if failure is not None:
         return failure
@@ -220,8 +236,7 @@ def strings_to_interleaved(arr: np.ndarray, mask: Any) -> bytes | Failure:
         return failure
     if len(items) > _U32_MAX:
         return (E_TOO_MANY, len(items), 0)
-    encoded: bytes = _numcodecs(True).encode(np.array(items, dtype=object))
-    return encoded
+    return bytes(_numcodecs(True).encode(np.array(items, dtype=object)))
 
 
 def strings_to_offsets(arr: np.ndarray, mask: Any) -> tuple[np.ndarray, bytes] | Failure:
@@ -250,14 +265,15 @@ def bytes_to_interleaved(arr: np.ndarray) -> bytes | Failure:
             return (E_NOT_TYPE, k, 0)
         if len(item) > _U32_MAX:
             return (E_TOO_LONG, k, len(item))
-    encoded: bytes = _numcodecs(False).encode(np.array(items, dtype=object) if items else np.empty(0, dtype=object))
-    return encoded
+    objects = np.empty(len(items), dtype=object)
+    objects[:] = [bytes(x) for x in items]  # numcodecs refuses bytes subclasses
+    return bytes(_numcodecs(False).encode(objects))
 
 
 def bytes_to_offsets(arr: np.ndarray) -> tuple[np.ndarray, bytes] | Failure:
     items = arr.reshape(-1).tolist()
     for k, item in enumerate(items):
-        if not isinstance(item, (bytes, bytearray, memoryview)):
+        if not isinstance(item, (bytes, bytearray, memoryview)) or not memoryview(item).c_contiguous:
             return (E_NOT_TYPE, k, 0)
     lengths = np.fromiter((memoryview(x).nbytes for x in items), dtype=np.int64, count=len(items))
     offsets = np.zeros(len(items) + 1, dtype=np.int64)
@@ -299,7 +315,7 @@ def _check_offsets(offsets: np.ndarray, size: int) -> Failure | None:
     """Offsets must not decrease nor leave ``[0, size]`` (the C module's rule)."""
     if offsets[0] < 0 or offsets[0] > size:
         return (E_OFFSETS, 0, int(offsets[0]))
-    bad = (np.diff(offsets) < 0) | (offsets[1:] > size)
+    bad = (offsets[1:] < offsets[:-1]) | (offsets[1:] > size)  # np.diff could overflow
     if bad.any():
         i = int(np.argmax(bad)) + 1
         return (E_OFFSETS, i, int(offsets[i]))
