@@ -993,9 +993,22 @@ offsets_to_interleaved(PyObject *self, PyObject *args)
         goto done;
     }
     const int64_t *o = (const int64_t *)PyArray_DATA(offsets);
-    for (Py_ssize_t i = 0; i < n; i++) {  /* lengths first: their error is the more telling */
-        uint64_t length = (uint64_t)o[i + 1] - (uint64_t)o[i]; /* exact where o grows */
-        if (o[i + 1] > o[i] && length > U32_MAX) {
+    /* order: a bad start or a decrease, then an element too long for its
+     * u32 prefix, then offsets past the data (so "too long" is told even when
+     * the data was never there to be copied) */
+    if (o[0] < 0 || o[0] > view.len) {
+        result = fail(E_OFFSETS, 0, (Py_ssize_t)o[0]);
+        goto done;
+    }
+    for (Py_ssize_t i = 0; i < n; i++) {
+        if (o[i + 1] < o[i]) {
+            result = fail(E_OFFSETS, i + 1, (Py_ssize_t)o[i + 1]);
+            goto done;
+        }
+    }
+    for (Py_ssize_t i = 0; i < n; i++) {
+        uint64_t length = (uint64_t)o[i + 1] - (uint64_t)o[i]; /* exact: o does not decrease */
+        if (length > U32_MAX) {
             result = fail(E_TOO_LONG, i, (Py_ssize_t)(length > (uint64_t)PY_SSIZE_T_MAX ? PY_SSIZE_T_MAX : length));
             goto done;
         }

@@ -165,11 +165,16 @@ def offsets_to_interleaved(offsets: Any, data: Any, n: int) -> bytes | Failure:
         return (E_TOO_MANY, n, 0)
     offsets = np.asarray(offsets, dtype=np.int64)
     data = _as_bytes(data)
-    # lengths first (their error is the more telling), where offsets grow;
-    # in uint64, which holds any such difference exactly
-    grows = offsets[1:] > offsets[:-1]
-    lengths = offsets[1:].astype(np.uint64) - offsets[:-1].astype(np.uint64)
-    too_long = grows & (lengths > _U32_MAX)
+    # order (as the C module): a bad start or a decrease, then an element too
+    # long for its u32 prefix, then offsets past the data
+    if offsets[0] < 0 or offsets[0] > len(data):
+        return (E_OFFSETS, 0, int(offsets[0]))
+    drops = offsets[1:] < offsets[:-1]
+    if drops.any():
+        i = int(np.argmax(drops)) + 1
+        return (E_OFFSETS, i, int(offsets[i]))
+    lengths = offsets[1:].astype(np.uint64) - offsets[:-1].astype(np.uint64)  # exact in uint64
+    too_long = lengths > _U32_MAX
     if too_long.any():
         i = int(np.argmax(too_long))
         return (E_TOO_LONG, i, min(int(lengths[i]), 2**63 - 1))
