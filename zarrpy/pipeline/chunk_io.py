@@ -635,7 +635,8 @@ class ChunkIO(ChunkKeys):
     def _fill_region(self, shape: Shape) -> np.ndarray:
         fill = self.form.fill_block(shape)
         if self.form.ragged is not None:
-            return fill
+            ragged: np.ndarray = fill
+            return ragged
         if self.form.dtype.kind == "O":  # np.full would parse a bytes fill (an optional element) as numbers
             out = np.empty(shape, dtype=self.form.dtype)
             out[...] = fill
