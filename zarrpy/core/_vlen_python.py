@@ -197,14 +197,19 @@ def offsets_to_interleaved(offsets: Any, data: Any, n: int) -> bytes | Failure:
     return out.tobytes()
 
 
-def offsets_to_strings(offsets: Any, data: Any, out: np.ndarray) -> Failure | None:
+def _checked(offsets: Any, data: Any) -> tuple[list[int], bytes] | Failure:
+    """The offsets as a list and the data as bytes, or where the offsets break."""
     offsets = np.asarray(offsets, dtype=np.int64)
     data = _as_bytes(data)
     failure = _check_offsets(offsets, len(data))
-    if failure is not None:
-        return failure
-    raw = bytes(data)
-    o = offsets.tolist()
+    return failure if failure is not None else (offsets.tolist(), bytes(data))
+
+
+def offsets_to_strings(offsets: Any, data: Any, out: np.ndarray) -> Failure | None:
+    checked = _checked(offsets, data)
+    if isinstance(checked[0], int):
+        return checked
+    o, raw = checked
     if raw.isascii():
         text = raw.decode("ascii")
         items = [text[a:b] for a, b in zip(o[:-1], o[1:])]
@@ -223,13 +228,10 @@ def offsets_to_strings(offsets: Any, data: Any, out: np.ndarray) -> Failure | No
 
 
 def offsets_to_bytes(offsets: Any, data: Any, n: int) -> np.ndarray | Failure:
-    offsets = np.asarray(offsets, dtype=np.int64)
-    data = _as_bytes(data)
-    failure = _check_offsets(offsets, len(data))
-    if failure is not None:
-        return failure
-    raw = bytes(data)
-    o = offsets.tolist()
+    checked = _checked(offsets, data)
+    if isinstance(checked[0], int):
+        return checked
+    o, raw = checked
     out = np.empty(n, dtype=object)
     out[:] = [raw[a:b] for a, b in zip(o[:-1], o[1:])]
     return out
