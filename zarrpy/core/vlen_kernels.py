@@ -54,7 +54,8 @@ def _load() -> tuple[ModuleType, str]:
     return _cstrings, "compiled (zarrpy.core._cstrings)"
 
 
-_impl, IMPLEMENTATION = _load()
+_impl, _how = _load()
+IMPLEMENTATION = _how
 """``"compiled (...)"`` or ``"pure Python (why)"``: how strings convert here."""
 COMPILED = _impl is not _vlen_python
 """True when the compiled module is in use."""

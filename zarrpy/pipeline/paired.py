@@ -64,6 +64,7 @@ class PairedStrings:
 
     @property
     def data_type(self) -> Any:
+        """The array's data type (the optional string type)."""
         return self.form.data_type
 
     @property
