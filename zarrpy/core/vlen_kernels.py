@@ -49,7 +49,7 @@ def _load() -> tuple[ModuleType, str]:
         return _vlen_python, f"pure Python ({ENV_PURE_PYTHON} is set)"
     try:
         from . import _cstrings  # type: ignore[attr-defined]
-    except ImportError as exc:
+    except Exception as exc:  # not built, or built for another numpy/Python: never a failure
         return _vlen_python, f"pure Python (the compiled string converter is not available: {exc})"
     return _cstrings, "compiled (zarrpy.core._cstrings)"
 
