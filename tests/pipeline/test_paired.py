@@ -141,3 +141,33 @@ def test_corrupt_chunks_still_raise(flip):
     a.store.set(key, bytes(raw[:-1 - flip]))
     with pytest.raises(ChunkDecodeError):
         a[...]
+
+
+@pytest.mark.parametrize("sharded", [False, True])
+def test_paired_reads_send_what_plain_string_reads_send(sharded):
+    """Round trips: an optional-string read asks the store exactly what a
+    plain string read of the same layout asks, every stored object it needs
+    in one wave."""
+    from tests.wave_store import WaveStore
+    from zarrpy.stores import MemoryStore
+
+    kwargs: dict[str, object] = {"chunks": (4,), "shards": (8,)} if sharded else {"chunks": (4,)}
+    counts = {}
+    for name, dtype in (("plain", str), ("optional", OPT_STRING)):
+        inner = MemoryStore()
+        a = zarrpy.create_array(inner, shape=(32,), dtype=dtype, **kwargs)
+        a[...] = [f"s{i}" for i in range(32)]
+        remote = zarrpy.open_array(WaveStore(inner, latency=0.01), mode="r")
+        remote.store.reset()
+        whole = remote[...]
+        full = (remote.store.requests, remote.store.waves)
+        remote.store.reset()
+        region = remote[3:13]
+        counts[name] = (full, (remote.store.requests, remote.store.waves))
+        assert np.asarray(whole).tolist()[:2] == ["s0", "s1"] and np.asarray(region).tolist()[0] == "s3"
+    assert counts["optional"] == counts["plain"]
+    full, region = counts["optional"]
+    assert full == ((4, 1) if sharded else (8, 1))  # every stored object in one wave
+    # [3:13] touches chunks 0..3; sharded, it needs every inner chunk of shards
+    # 0 and 1, which are therefore read whole (no index first)
+    assert region == ((2, 1) if sharded else (4, 1))

@@ -17,7 +17,7 @@ import numpy as np
 
 from ..core._typing import BytesLike
 from ..core.array_bytes import ArrayBytes
-from ..core.dtypes.optional import OPTIONAL, is_optional
+from ..core.dtypes.optional import OPTIONAL, is_optional, is_paired_box
 from ..errors import ChunkDecodeError, CodecError
 from ..core.aligned import page_offset
 from ..core.scratch import ScratchLease, scratch
@@ -190,8 +190,7 @@ class BoundChain:
             # Value/flag pairs of optional strings (zarrpy.pipeline.paired): only
             # an array-to-bytes codec that builds elements fills them.
             a2b = chain.array_to_bytes
-            if not (dest.dtype.kind == "T" and dest.shape == (*self.spec.shape, 2)
-                    and a2b.decodes_into_elements(self._a2b_spec)):
+            if not (is_paired_box(dest, self.spec.shape) and a2b.decodes_into_elements(self._a2b_spec)):
                 return False
             for b2b in reversed(chain.bytes_to_bytes):
                 data = b2b.decode(_as_bytes(data), self._a2b_spec)

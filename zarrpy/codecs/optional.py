@@ -42,7 +42,7 @@ from ..core import vlen_kernels
 from ..core._typing import BytesLike
 from ..core.array_bytes import ArrayBytes
 from ..core.dtypes import DataType
-from ..core.dtypes.optional import VALID, VALUE, inner_type, is_optional
+from ..core.dtypes.optional import VALID, VALUE, inner_type, is_optional, is_paired_box, reads_in_pairs
 from ..errors import ChunkDecodeError, CodecError
 from ._config import check_keys
 from .abc import ArrayToBytesCodec, ChunkSpec
@@ -176,7 +176,7 @@ class OptionalCodec(ArrayToBytesCodec):
 
     def decodes_into_elements(self, spec: ChunkSpec) -> bool:
         """Optional strings: :meth:`decode_into` fills value/flag pairs."""
-        return bool(spec.dtype.is_variable and inner_type(spec.dtype).is_string and not is_optional(inner_type(spec.dtype)))
+        return reads_in_pairs(spec.dtype)
 
     def decode_into(self, data: BytesLike, spec: ChunkSpec, dest: np.ndarray, options: Any = None) -> bool:
         """Optional strings into value/flag pairs (``dest``: StringDType of
@@ -188,8 +188,7 @@ class OptionalCodec(ArrayToBytesCodec):
         from .vlen_v2 import InterleavedVlenCodec
 
         chain = self.data_codecs
-        if not (self.decodes_into_elements(spec) and dest.dtype.kind == "T" and dest.shape == (*spec.shape, 2)
-                and not chain.array_to_array and not chain.bytes_to_bytes
+        if not (reads_in_pairs(spec.dtype) and is_paired_box(dest, spec.shape) and not chain.array_to_array and not chain.bytes_to_bytes
                 and isinstance(chain.array_to_bytes, InterleavedVlenCodec)):
             return False
         mask, data_part = self._mask_and_data(bytes(data) if not isinstance(data, bytes) else data, spec)

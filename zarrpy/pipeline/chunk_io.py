@@ -64,7 +64,8 @@ from .optimistic import update_conditionally, write_all
 from .io_pool import map_io
 from .scatter import Projection, put as _put, put_fill as _put_fill
 from .shard_reads import IndexCache, ShardReads
-from .paired import PairedStrings, reads_in_pairs
+from ..core.dtypes.optional import reads_in_pairs
+from .paired import PairedStrings
 from .values import ElementForm
 
 
@@ -163,7 +164,8 @@ class ChunkIO(ChunkKeys):
         self._cached = CachedChunks(cache, self, self._load_chunks) if cache is not None else None
         """Reads through the cache, when one is given (see :mod:`.cached_reads`)."""
         self.read_form: ElementForm | PairedStrings = (
-            PairedStrings(self.form) if cache is None and reads_in_pairs(self.form) else self.form)
+            PairedStrings(self.form) if cache is None and self.form.ragged is None and reads_in_pairs(
+                metadata.data_type) else self.form)
         """How a read's buffer holds elements: the element form, or value/flag
         pairs for optional strings (:mod:`.paired`; not through a cache, whose
         chunks are in the element form)."""

@@ -28,25 +28,12 @@ import numpy as np
 from ..core import vlen_kernels
 from ..core._typing import Shape
 from ..core.array_bytes import ArrayBytes
-from ..core.dtypes.optional import inner_type, is_optional, split
+from ..core.dtypes.optional import split
 from ..core.dtypes.text import STRING_DTYPE
 from .values import ElementForm, without_validity
 
 MISSING_FLAG = "\x00"
 """The flag of a missing element (present ones have ``""``)."""
-
-
-def reads_in_pairs(form: ElementForm) -> bool:
-    """True for an optional string type with one optional level (the type
-    paired reads are for)."""
-    data_type = form.data_type
-    return form.ragged is None and is_optional(data_type) and inner_type(data_type).is_string and not is_optional(
-        inner_type(data_type))
-
-
-def is_paired_dest(dest: np.ndarray, shape: Shape) -> bool:
-    """Whether ``dest`` is a paired buffer's box for a chunk of ``shape``."""
-    return dest.dtype.kind == "T" and dest.shape == (*tuple(shape), 2)
 
 
 class PairedStrings:
@@ -109,4 +96,4 @@ class PairedStrings:
         return present[..., np.newaxis]
 
 
-__all__ = ["MISSING_FLAG", "PairedStrings", "is_paired_dest", "reads_in_pairs"]
+__all__ = ["MISSING_FLAG", "PairedStrings"]

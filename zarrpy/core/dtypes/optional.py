@@ -86,6 +86,21 @@ def is_optional(data_type: DataType) -> bool:
     return bool(meta) and META_KEY in meta  # type: ignore[operator]
 
 
+def reads_in_pairs(data_type: DataType) -> bool:
+    """True for an optional string type with one optional level: its reads
+    fill value/flag pairs (:mod:`zarrpy.pipeline.paired`)."""
+    if not is_optional(data_type):
+        return False
+    inner = inner_type(data_type)
+    return inner.is_string and not is_optional(inner)
+
+
+def is_paired_box(dest: Any, shape: tuple[int, ...]) -> bool:
+    """Whether ``dest`` is a box of a paired read's buffer for a chunk of
+    ``shape``: StringDType, ``shape`` plus a last axis of 2 (value, flag)."""
+    return bool(dest.dtype.kind == "T" and dest.shape == (*tuple(shape), 2))
+
+
 class OptionalFamily(DataTypeFamily):
     """``zarrs.optional`` (read also as ``optional``): a nullable wrapper of any type."""
 
@@ -279,9 +294,11 @@ __all__ = [
     "OptionalFamily",
     "inner_type",
     "is_optional",
+    "is_paired_box",
     "missing",
     "optional_default_serializer",
     "optional_dtype",
+    "reads_in_pairs",
     "optional_elements",
     "optional_of",
     "present",
