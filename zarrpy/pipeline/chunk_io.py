@@ -44,6 +44,7 @@ from ..codecs.merge import ChunkWrite
 from ..codecs.partial import ArrayPartialDecoder, DecodeOptions, reads_partially
 from ..core._typing import BytesLike, ChunkCoords, Shape
 from ..core.batches import even_runs
+from ..core.byte_reader import BytesReader
 from ..core.chunk_grid import ChunkGrid
 from ..core.paths import join_key
 from ..core.chunk_spec import ChunkSpec
@@ -461,8 +462,16 @@ class ChunkIO(ChunkKeys):
             return
         bound = self.bound_at(group[0].chunk_coords)
         decode = decoders.get(bound) if isinstance(decoders, _ScratchDecoders) else decoders
+        dest = self._whole_dest(out, group[0]) if len(group) == 1 else None
+        if dest is None and self.inner is not None and self.read_form.reads_into_buffers:
+            # A shard fetched whole (it needs every inner chunk) but wanted in
+            # part: its inner chunks decode through its partial decoder over
+            # the bytes in hand, each taken whole straight into ``out``, not
+            # the whole shard into a new array that is then copied.
+            reader = BytesReader(memoryview(data).cast("B"))
+            self._scatter_decoded_part(out, key, group, bound.partial_decoder(reader, self._options))
+            return
         try:
-            dest = self._whole_dest(out, group[0]) if len(group) == 1 else None
             if dest is not None and bound.decode_into(data, dest, self._options):
                 return
             if decode is not None and self.read_form.reads_into_buffers:  # decompress into scratch, view, copy out

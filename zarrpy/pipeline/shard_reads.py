@@ -33,10 +33,11 @@ from ..codecs.chain import BoundChain
 from ..codecs.partial import ChunkSelection, DecodeOptions, IndexedDecoder, PrefetchedReader
 from ..core.batches import even_runs
 from ..core.byte_range import ObjectRead, RangeRequest, VersionedRequest
+from ..core.pending import Pending, in_answer_order
 from ..errors import CodecError, StoreError, at_key
 from ..stores.abc import Store
 from .cache_hook import ChunkCache
-from .io_pool import map_io
+from .io_pool import get_io_pool, map_io
 
 MAX_ATTEMPTS = 4
 """Plans of one shard before a read gives up on a shard that changes under
@@ -151,12 +152,41 @@ class ShardReads:
         as ``groups`` batches at once, so the first shards decode while the
         others' bytes still arrive."""
         plans = [self._plan(key, selections) for key, selections in wanted]
-        whole_data = self._stage_indexes(plans, whole)
+        whole_data: Pending[list[bytes | None]] = Pending.later(
+            lambda: self.store.get_partial_values([(k, None) for k in whole]) if whole else [])
+        if whole:
+            whole_data.start(get_io_pool())  # in flight beside the indexes
+        sent = self._send(plans, groups)
         steps: list[Callable[[], None]] = [
-            functools.partial(self._finish, batch, ready) for batch in even_runs(plans, max(1, groups))]
+            functools.partial(self._finish, run, ready) for run in even_runs(sent, max(1, groups))]
         if whole_ready is not None and whole:
-            steps.append(functools.partial(whole_ready, whole_data))
+
+            def decode_whole() -> None:
+                # Every request goes out before anything decodes: decoding
+                # holds the GIL in bursts, which holds back requests not yet written.
+                for _, ranges in sent:
+                    ranges.wait_sent()
+                whole_ready(whole_data.result())
+
+            steps.append(decode_whole)
         map_io(lambda step: step(), steps)
+
+    def _send(self, plans: list[_Plan], groups: int) -> list[tuple[list[_Plan], _SentRanges]]:
+        """Stage 1, and stage 2 sent. On a store that sends a batch at once
+        (:attr:`Store.sends_at_once`) each shard's ranges go out as soon as
+        its index is in (a kept index: at once), as tensorstore pipelines
+        them; elsewhere after every index, in ``groups`` batches."""
+        if not self.store.sends_at_once:
+            self._stage_indexes(plans)
+            return [(batch, self._send_ranges(batch)) for batch in even_runs(plans, max(1, groups))]
+        missing = [plan for plan in plans if not self._use_kept_index(plan)]
+        out = [([plan], self._send_ranges([plan])) for plan in plans if plan.cached]
+        pending = [self.store.submit_versioned([VersionedRequest(p.key, p.decoder.index_request())]) for p in missing]
+        for i in in_answer_order(pending):
+            (answer,) = pending[i].result()
+            self._take_index(missing[i], answer)
+            out.append(([missing[i]], self._send_ranges([missing[i]])))
+        return out
 
     def prepare(self, wanted: Sequence[tuple[str, list[ChunkSelection]]]) -> dict[str, IndexedDecoder]:
         """Decoders for the shards ``wanted`` (key, selections of it), each
@@ -166,21 +196,26 @@ class ShardReads:
         self.read(wanted, done.__setitem__)
         return done
 
-    def _finish(self, plans: list[_Plan], ready: Callable[[str, IndexedDecoder], None]) -> None:
-        """Stage 2 of ``plans``, then ``ready`` for each; a shard that changed
-        since its index is planned again, at most :data:`MAX_ATTEMPTS` times."""
-        for attempt in range(MAX_ATTEMPTS):
-            if attempt:
-                self._stage_indexes(plans, ())
-            changed = self._stage_ranges(plans)
-            for plan in plans:
-                if plan.key not in changed:
-                    ready(plan.key, plan.decoder)
-            plans = [self._plan(p.key, p.selections) for p in plans if p.key in changed]
-            if not plans:
-                return
-        keys = ", ".join(repr(p.key) for p in plans)
-        raise StoreError(f"shard {keys} in {self.store.display_name} changed during each of {MAX_ATTEMPTS} reads of it")
+    def _finish(self, run: list[tuple[list[_Plan], _SentRanges]], ready: Callable[[str, IndexedDecoder], None]) -> None:
+        """Stage 2 of each batch of ``run`` (its requests sent), then ``ready``
+        for each shard; a shard that changed since its index is planned
+        again, at most :data:`MAX_ATTEMPTS` times."""
+        for plans, sent in run:
+            for attempt in range(MAX_ATTEMPTS):
+                if attempt:
+                    self._stage_indexes(plans)
+                    sent = self._send_ranges(plans)
+                changed = self._take_ranges(plans, sent)
+                for plan in plans:
+                    if plan.key not in changed:
+                        ready(plan.key, plan.decoder)
+                plans = [self._plan(p.key, p.selections) for p in plans if p.key in changed]
+                if not plans:
+                    break
+            else:
+                keys = ", ".join(repr(p.key) for p in plans)
+                raise StoreError(
+                    f"shard {keys} in {self.store.display_name} changed during each of {MAX_ATTEMPTS} reads of it")
 
     def _plan(self, key: str, selections: list[ChunkSelection]) -> _Plan:
         reader = PrefetchedReader(0, self.store.reader(key))
@@ -188,27 +223,23 @@ class ShardReads:
         assert isinstance(decoder, IndexedDecoder)  # ChunkIO plans shards of plain chains only
         return _Plan(key, selections, decoder, reader)
 
-    def _stage_indexes(self, plans: list[_Plan], whole: Sequence[str]) -> list[bytes | None]:
-        """Stage 1: kept indexes taken, the others read in one batch (the
-        ``whole`` values with them)."""
-        missing: list[_Plan] = []
-        for plan in plans:
-            entry = self.indexes.get(plan.key)
-            if entry is None:
-                missing.append(plan)
-            else:
-                plan.entry, plan.cached = entry, True
-                plan.decoder.use_index(entry.index)
-                plan.reader.total = entry.size
-        requests = [VersionedRequest(p.key, p.decoder.index_request()) for p in missing]
-        answers, whole_data = _together(
-            lambda: self.store.get_versioned(requests) if requests else [],
-            lambda: self.store.get_partial_values([(k, None) for k in whole]) if whole else [],
-            bool(requests and whole),
-        )
-        for plan, answer in zip(missing, answers):
-            self._take_index(plan, answer)
-        return whole_data
+    def _use_kept_index(self, plan: _Plan) -> bool:
+        """Take the kept index of ``plan``'s shard, if there is one."""
+        entry = self.indexes.get(plan.key)
+        if entry is None:
+            return False
+        plan.entry, plan.cached = entry, True
+        plan.decoder.use_index(entry.index)
+        plan.reader.total = entry.size
+        return True
+
+    def _stage_indexes(self, plans: list[_Plan]) -> None:
+        """Stage 1 in one batch: kept indexes taken, the others read."""
+        missing = [plan for plan in plans if not self._use_kept_index(plan)]
+        if missing:
+            answers = self.store.get_versioned([VersionedRequest(p.key, p.decoder.index_request()) for p in missing])
+            for plan, answer in zip(missing, answers):
+                self._take_index(plan, answer)
 
     def _take_index(self, plan: _Plan, answer: ObjectRead | None) -> None:
         if answer is None or answer.data is None:  # a missing shard: fill, nothing to keep
@@ -223,9 +254,10 @@ class ShardReads:
             plan.entry = IndexEntry(index, answer.size, answer.version)
             self.indexes.put(plan.key, plan.entry)
 
-    def _stage_ranges(self, plans: list[_Plan]) -> set[str]:
-        """Stage 2: every shard's ranges in one batch, conditional on the
-        version of its index; the keys whose shard changed meanwhile."""
+    def _send_ranges(self, plans: list[_Plan]) -> _SentRanges:
+        """Stage 2, sent: every shard's ranges in one batch, conditional on
+        the version of its index (the ranges of shards without versions in a
+        plain batch beside it)."""
         versioned: list[tuple[_Plan, RangeRequest | None]] = []
         plain: list[tuple[_Plan, RangeRequest]] = []
         for plan in plans:
@@ -237,23 +269,28 @@ class ShardReads:
                 versioned.extend((plan, r) for r in plan.ranges)
             elif plan.cached:  # nothing to read, but a kept index must still be confirmed
                 versioned.append((plan, None))
-        answers, data = _together(
-            lambda: self.store.get_versioned(
-                [VersionedRequest(p.key, r if r is not None else p.decoder.index_request(), p.entry.version)  # type: ignore[union-attr]
-                 for p, r in versioned]) if versioned else [],
-            lambda: self.store.get_partial_values([(p.key, r) for p, r in plain]) if plain else [],
-            bool(versioned and plain),
-        )
+        answers = self.store.submit_versioned(
+            [VersionedRequest(p.key, r if r is not None else p.decoder.index_request(), p.entry.version)  # type: ignore[union-attr]
+             for p, r in versioned]) if versioned else Pending.later(list)
+        data = Pending.later(lambda: self.store.get_partial_values([(p.key, r) for p, r in plain]) if plain else [])
+        if versioned and plain:  # both in flight at once
+            data.start(get_io_pool())
+        return _SentRanges(versioned, plain, answers, data)
+
+    def _take_ranges(self, plans: list[_Plan], sent: _SentRanges) -> set[str]:
+        """Stage 2, answered: each shard's bytes handed to its reader; the
+        keys whose shard changed since its index."""
+        answers, data = sent.answers.result(), sent.data.result()
         changed: set[str] = set()
         got: dict[str, tuple[list[RangeRequest], list[bytes]]] = {}
-        for (plan, request), answer in zip(versioned, answers):
+        for (plan, request), answer in zip(sent.versioned, answers):
             if answer is None or answer.data is None:
                 changed.add(plan.key)
             elif request is not None:
                 ranges, datas = got.setdefault(plan.key, ([], []))
                 ranges.append(request)
                 datas.append(answer.data)
-        for (plan, request), value in zip(plain, data):
+        for (plan, request), value in zip(sent.plain, data):
             if value is not None:
                 ranges, datas = got.setdefault(plan.key, ([], []))
                 ranges.append(request)
@@ -266,13 +303,18 @@ class ShardReads:
         return changed
 
 
-def _together(first: Callable[[], list[Any]], second: Callable[[], list[Any]], both: bool) -> tuple[list[Any], list[Any]]:
-    """``first()`` and ``second()``; with ``both`` (each has requests to
-    send) on the I/O pool, so their requests are in flight at the same time."""
-    if not both:
-        return first(), second()
-    results = map_io(lambda call: call(), [first, second])
-    return results[0], results[1]
+@dataclass(slots=True)
+class _SentRanges:
+    """Stage 2 of some shards, sent: the requests and their pending answers."""
+
+    versioned: list[tuple[_Plan, RangeRequest | None]]
+    plain: list[tuple[_Plan, RangeRequest]]
+    answers: Pending[list[ObjectRead | None]]
+    data: Pending[list[bytes | None]]
+
+    def wait_sent(self) -> None:
+        """Until the requests are written (see :meth:`Pending.wait_sent`)."""
+        self.answers.wait_sent()
 
 
 __all__ = ["INDEX_CACHE_ENTRIES", "IndexCache", "IndexEntry", "MAX_ATTEMPTS", "ShardReads"]

@@ -8,6 +8,8 @@ runs its requests concurrently on one event loop, at most the store's
 from __future__ import annotations
 
 import asyncio
+import threading
+from concurrent.futures import Future
 from typing import Awaitable, Callable, Sequence, TypeVar
 
 A = TypeVar("A")
@@ -33,4 +35,37 @@ async def bounded(limit: int, func: Callable[[A], Awaitable[T]], items: Sequence
     return list(await asyncio.gather(*(one(item) for item in items), return_exceptions=True))
 
 
-__all__ = ["bounded", "concurrency_setting"]
+async def bounded_sending(limit: int, func: Callable[[A], Awaitable[T]], items: Sequence[A],
+                          sent: threading.Event) -> list[T | BaseException]:
+    """:func:`bounded`, setting ``sent`` once the first ``limit`` requests
+    have run up to their first wait (on a kept-alive connection: written)."""
+    gate = asyncio.Semaphore(max(1, limit))
+
+    async def one(item: A) -> T:
+        async with gate:
+            return await func(item)
+
+    tasks = [asyncio.ensure_future(one(item)) for item in items]
+    try:
+        await asyncio.sleep(0)  # each task runs to its first wait: its request is on the wire
+    finally:
+        sent.set()
+    return list(await asyncio.gather(*tasks, return_exceptions=True))
+
+
+def start_on_loop(loop: asyncio.AbstractEventLoop, limit: int, func: Callable[[A], Awaitable[T]],
+                  items: Sequence[A]) -> tuple[Future[list[T | BaseException]], threading.Event]:
+    """:func:`bounded_sending` started on ``loop`` (another thread's, as
+    fsspec's ``sync`` runs it): its future, and the event set once its
+    requests are written."""
+    try:
+        running = asyncio.get_running_loop()
+    except RuntimeError:
+        running = None
+    if running is loop:
+        raise NotImplementedError("a store's blocking call from within its own event loop would wait forever")
+    sent = threading.Event()
+    return asyncio.run_coroutine_threadsafe(bounded_sending(limit, func, items, sent), loop), sent
+
+
+__all__ = ["bounded", "bounded_sending", "start_on_loop", "concurrency_setting"]

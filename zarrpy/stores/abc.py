@@ -19,6 +19,7 @@ from typing import Any, Hashable, Iterable, Iterator, Sequence
 
 from ..core.byte_range import ByteRequest, ObjectRead, VersionedRequest
 from ..core.byte_reader import ByteReader
+from ..core.pending import Pending
 from ..errors import InvalidKeyError, KeyNotFoundError, ReadOnlyError, StoreError
 from .writes import BufferedObjectWriter, ConditionalWrite, ObjectWriter
 
@@ -173,6 +174,20 @@ class Store(ABC):
             data = self.get(key, request)
             out.append(None if data is None else ObjectRead(data, size, None))
         return out
+
+    sends_at_once: bool = False
+    """Whether :meth:`submit_versioned` starts its batch at once (its
+    requests run on an event loop): a read planner then sends each request
+    as soon as what it needs is in, one batch per shard."""
+
+    def submit_versioned(self, requests: Sequence[VersionedRequest]) -> Pending[list[ObjectRead | None]]:
+        """:meth:`get_versioned`, sent now and answered later: a read
+        planner sends every batch of a stage before it decodes anything.
+        Stores whose requests run on an event loop start the batch there at
+        once; the default is the call, run when the answer is first asked
+        for (or on an executor: :meth:`Pending.start`)."""
+        requests = list(requests)
+        return Pending.later(lambda: self.get_versioned(requests))
 
     def set_many(self, items: Iterable[tuple[str, bytes]]) -> None:
         """Store many ``(key, value)`` pairs; remote stores override this to

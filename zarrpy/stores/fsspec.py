@@ -78,8 +78,9 @@ from fsspec.implementations.memory import MemoryFileSystem
 from fsspec.implementations.zip import ZipFileSystem
 
 from ..core.byte_range import ByteRequest, ObjectRead, OffsetRequest, RangeRequest, SuffixRequest, VersionedRequest
+from ..core.pending import Pending
 from ..errors import KeyNotFoundError, ReadOnlyError, StoreError
-from ._concurrent import bounded, concurrency_setting
+from ._concurrent import bounded, concurrency_setting, start_on_loop
 from ._fsspec_versioned import reader_of
 from ._fsspec_writes import (
     S3_DELETE_BATCH, is_s3, put_one, remove_one, s3_conditional, s3_conditions_known, s3_delete_batch, s3_etag,
@@ -376,28 +377,45 @@ class FsspecStore(Store):
         :attr:`request_concurrency` at once; local files by ``fstat`` and
         fsspec's memory filesystem by file object. Other filesystems: the
         default (a size request, then the bytes; no versions)."""
+        return self.submit_versioned(requests).result()
+
+    @property
+    def sends_at_once(self) -> bool:  # type: ignore[override]
+        """True on HTTP and S3: :meth:`submit_versioned` starts on the event loop."""
+        return reader_of(self.fs)[0] is not None
+
+    def submit_versioned(self, requests: Sequence[VersionedRequest]) -> Pending[list[ObjectRead | None]]:
+        """:meth:`get_versioned`; on HTTP and S3 the batch starts on the
+        filesystem's event loop at once (see :meth:`Store.submit_versioned`)."""
+        requests = list(requests)
         paths = [self._full(r.key) for r in requests]
         async_read, sync_read = reader_of(self.fs)
-        results: list[ObjectRead | None | BaseException]
-        if async_read is not None:
+        if async_read is not None and requests:
             fs, read = self.fs, async_read
 
             async def one(i: int) -> ObjectRead | None:
                 return await read(fs, paths[i], requests[i].range, requests[i].if_match)
 
-            async def all_of() -> list[ObjectRead | None | BaseException]:
-                return await bounded(self.request_concurrency, one, range(len(requests)))
+            future, sent = start_on_loop(fs.loop, self.request_concurrency, one, range(len(requests)))
+            return Pending.on_loop(future, lambda results: self._answers(requests, results), sent)  # type: ignore[arg-type]
+        if async_read is not None:
+            return Pending.later(list)
+        if sync_read is not None:
 
-            results = sync(fs.loop, all_of) if requests else []
-        elif sync_read is not None:
-            results = []
-            for path, r in zip(paths, requests):
-                try:
-                    results.append(sync_read(self.fs, path, r.range, r.if_match))
-                except Exception as exc:  # noqa: BLE001 - named below
-                    results.append(exc)
-        else:
-            return super().get_versioned(requests)
+            def read_each() -> list[ObjectRead | None]:
+                results: list[ObjectRead | None | BaseException] = []
+                for path, r in zip(paths, requests):
+                    try:
+                        results.append(sync_read(self.fs, path, r.range, r.if_match))
+                    except Exception as exc:  # noqa: BLE001 - named below
+                        results.append(exc)
+                return self._answers(requests, results)
+
+            return Pending.later(read_each)
+        return Pending.later(lambda: Store.get_versioned(self, requests))  # a size request, then the bytes
+
+    def _answers(self, requests: Sequence[VersionedRequest],
+                 results: Sequence[ObjectRead | None | BaseException]) -> list[ObjectRead | None]:
         out: list[ObjectRead | None] = []
         for r, result in zip(requests, results):
             if isinstance(result, BaseException):

@@ -70,8 +70,9 @@ from fsspec.asyn import get_loop, sync
 from ..core.byte_range import (
     UNKNOWN_SIZE, ByteRequest, ObjectRead, OffsetRequest, RangeRequest, SuffixRequest, VersionedRequest,
 )
+from ..core.pending import Pending
 from ..errors import KeyNotFoundError, StoreError
-from ._concurrent import bounded, concurrency_setting
+from ._concurrent import bounded, concurrency_setting, start_on_loop
 from ._ranges import clamp, is_empty, trim, versioned_answer
 from ._stream_obstore import ObstoreObjectWriter
 from ._stream_s3 import PART_NBYTES, PARTS_IN_FLIGHT, check_part_settings
@@ -440,17 +441,30 @@ class ObjectStore(Store):
         """One ``get`` per request (``range`` and ``if_match`` options; a
         precondition failure is a changed object), concurrently, at most
         :attr:`request_concurrency` at once."""
+        return self.submit_versioned(requests).result()
+
+    sends_at_once = True
+    """:meth:`submit_versioned` starts on the I/O loop."""
+
+    def submit_versioned(self, requests: Sequence[VersionedRequest]) -> Pending[list[ObjectRead | None]]:
+        """:meth:`get_versioned`, started on the I/O loop at once (see
+        :meth:`Store.submit_versioned`)."""
+        requests = list(requests)
         for r in requests:
             validate_key(r.key)
         if not requests:
-            return []
-        results = self._run(bounded, self.request_concurrency, self._versioned, list(requests))
-        out: list[ObjectRead | None] = []
-        for r, result in zip(requests, results):
-            if isinstance(result, BaseException):
-                raise store_error(self, "read", r.key, result) from result
-            out.append(result)
-        return out
+            return Pending.later(list)
+        future, sent = start_on_loop(get_loop(), self.request_concurrency, self._versioned, requests)
+
+        def answers(results: list[ObjectRead | None | BaseException]) -> list[ObjectRead | None]:
+            out: list[ObjectRead | None] = []
+            for r, result in zip(requests, results):
+                if isinstance(result, BaseException):
+                    raise store_error(self, "read", r.key, result) from result
+                out.append(result)
+            return out
+
+        return Pending.on_loop(future, answers, sent)  # type: ignore[arg-type]
 
     def exists(self, key: str) -> bool:
         """Whether a value is stored under ``key``: one ``head`` request."""
