@@ -39,7 +39,7 @@ import threading
 import time
 from dataclasses import dataclass
 from pathlib import Path
-from typing import BinaryIO, Iterable, Iterator
+from typing import BinaryIO, Callable, Iterable, Iterator
 
 _RANGE = re.compile(r"bytes=(\d*)-(\d*)")
 
@@ -155,6 +155,9 @@ class LoopbackServer(http.server.ThreadingHTTPServer):
                  honour_ranges: bool = True, honour_if_match: bool = True, port: int = 0) -> None:
         self.directory = str(directory)
         self.latency = latency
+        self.extra_delay: Callable[[str, str | None], float] | None = None
+        """Seconds more to wait before answering ``(path, Range header)``
+        (None: none); set it to make some requests slower than others."""
         self.honour_ranges = honour_ranges
         self.honour_if_match = honour_if_match
         self.log = RequestLog()
@@ -215,8 +218,11 @@ class RangeHandler(http.server.SimpleHTTPRequestHandler):
         self._start = time.monotonic()
         self._status, self._logged = 0, False
         try:
-            if self.server.latency > 0:
-                time.sleep(self.server.latency)
+            delay = self.server.latency
+            if self.server.extra_delay is not None:
+                delay += self.server.extra_delay(self.path, self.headers.get("Range"))
+            if delay > 0:
+                time.sleep(delay)
             f = self.send_head()
             if f is not None:
                 try:

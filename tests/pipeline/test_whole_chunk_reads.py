@@ -209,3 +209,27 @@ def test_small_reads_stay_in_the_calling_thread_large_ones_use_the_pool(monkeypa
     monkeypatch.setenv("ZARRPY_THREADS", "2")
     np.testing.assert_array_equal(a[...], ref)
     assert threads and threading.current_thread().name not in threads  # the pool's threads did it
+
+
+@pytest.mark.parametrize("kind", ["memory", "local"])
+def test_a_shard_needed_in_every_inner_chunk_but_not_whole_decodes_no_whole_shard(kind, monkeypatch, tmp_path):
+    """Such a shard is fetched whole (one request, not its index and then
+    its chunks) and decoded through its partial decoder over those bytes:
+    inner chunks inside the region straight into the result, the edges
+    through scratch, a missing one as fill; never the whole shard into an
+    array of its own."""
+    from zarrpy.codecs.sharding.codec import ShardingCodec
+
+    store = MemoryStore() if kind == "memory" else LocalStore(str(tmp_path / "a.zarr"))
+    data = np.arange(64 * 64, dtype="int32").reshape(64, 64)
+    data[0:8, 8:16] = 7  # one inner chunk all fill: not stored
+    a = zarrpy.create_array(store, shape=data.shape, dtype="int32", chunks=(8, 8), shards=(32, 32), fill_value=7,
+                            compressors=COMPRESSORS["zstd"])
+    a[...] = data
+
+    def no_whole_decode(*args, **kwargs):
+        raise AssertionError("the whole shard was decoded")
+
+    monkeypatch.setattr(ShardingCodec, "decode", no_whole_decode)
+    region = (slice(3, 45), slice(1, 30))  # every inner chunk of shard (0, 0), not all of it
+    np.testing.assert_array_equal(zarrpy.open_array(store, mode="r")[region], data[region])
