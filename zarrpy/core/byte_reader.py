@@ -104,17 +104,19 @@ class RangeReader(ByteReader):
 
 
 class BytesReader(ByteReader):
-    """A :class:`ByteReader` of bytes already in memory (None: a missing value)."""
+    """A :class:`ByteReader` of bytes already in memory (None: a missing
+    value); over a ``memoryview`` its answers are views, not copies."""
 
     __slots__ = ("value",)
     cheap_requests = True
     """Requests slice memory."""
 
-    def __init__(self, value: bytes | None):
+    def __init__(self, value: bytes | memoryview | None):
         self.value = value
 
     def __call__(self, request: ByteRequest | None = None) -> bytes | None:
-        return None if self.value is None else slice_bytes(self.value, request)
+        # A view answers where bytes are asked: every reader of it takes any buffer.
+        return None if self.value is None else slice_bytes(self.value, request)  # type: ignore[arg-type]
 
     def size(self) -> int | None:
         """The value's length, or None when it is missing."""

@@ -10,8 +10,18 @@ together instead:
    the shards whose index it does not hold; each answer carries the shard's
    length (the index is checked against it: the reliability bounds check,
    with no HEAD) and its version;
-2. **inner chunks**: one batch of every shard's merged byte ranges, each
-   conditional on the version its index came from.
+2. **inner chunks**: every shard's merged byte ranges, each conditional on
+   the version its index came from.
+
+Every request of stage 2 is sent before anything decodes (the shards read
+whole in stage 1 decode while stage 2 is in flight): decoding holds the
+GIL in bursts, and a Python HTTP client's request that is not yet written
+waits for it. On stores that start a batch at once
+(:attr:`~zarrpy.stores.abc.Store.sends_at_once`: HTTP, S3, obstore) each
+shard's ranges go out as soon as its own index is in, as tensorstore
+pipelines them, so a slow index, or a big shard fetched whole beside the
+indexes, holds back no other shard; elsewhere stage 2 goes out in a few
+batches once every index is in. Either way a read is two round trips deep.
 
 Checked indexes are kept (:class:`IndexCache`) with the shard's version and
 length, so a later read into the same shard costs one round trip. A kept
