@@ -110,9 +110,10 @@ def in_answer_order(pendings: Sequence[Pending[Any]]) -> Iterator[int]:
     ones as they finish, so a planner takes each answer as soon as it is in."""
     live: dict[Future[object], int] = {}
     for i, p in enumerate(pendings):
-        if p._future is None:
+        if not p.live:
             yield i
         else:
+            assert p._future is not None
             live[p._future] = i
     for future in as_completed(live):
         yield live[future]

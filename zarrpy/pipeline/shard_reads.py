@@ -207,25 +207,27 @@ class ShardReads:
         return done
 
     def _finish(self, run: list[tuple[list[_Plan], _SentRanges]], ready: Callable[[str, IndexedDecoder], None]) -> None:
-        """Stage 2 of each batch of ``run`` (its requests sent), then ``ready``
-        for each shard; a shard that changed since its index is planned
-        again, at most :data:`MAX_ATTEMPTS` times."""
+        """:meth:`_finish_batch` of each batch of ``run``, in order."""
         for plans, sent in run:
-            for attempt in range(MAX_ATTEMPTS):
-                if attempt:
-                    self._stage_indexes(plans)
-                    sent = self._send_ranges(plans)
-                changed = self._take_ranges(plans, sent)
-                for plan in plans:
-                    if plan.key not in changed:
-                        ready(plan.key, plan.decoder)
-                plans = [self._plan(p.key, p.selections) for p in plans if p.key in changed]
-                if not plans:
-                    break
-            else:
-                keys = ", ".join(repr(p.key) for p in plans)
-                raise StoreError(
-                    f"shard {keys} in {self.store.display_name} changed during each of {MAX_ATTEMPTS} reads of it")
+            self._finish_batch(plans, sent, ready)
+
+    def _finish_batch(self, plans: list[_Plan], sent: _SentRanges, ready: Callable[[str, IndexedDecoder], None]) -> None:
+        """Stage 2 of ``plans`` (its requests ``sent``), then ``ready`` for
+        each; a shard that changed since its index is planned again, at most
+        :data:`MAX_ATTEMPTS` times."""
+        for attempt in range(MAX_ATTEMPTS):
+            if attempt:
+                self._stage_indexes(plans)
+                sent = self._send_ranges(plans)
+            changed = self._take_ranges(plans, sent)
+            for plan in plans:
+                if plan.key not in changed:
+                    ready(plan.key, plan.decoder)
+            plans = [self._plan(p.key, p.selections) for p in plans if p.key in changed]
+            if not plans:
+                return
+        keys = ", ".join(repr(p.key) for p in plans)
+        raise StoreError(f"shard {keys} in {self.store.display_name} changed during each of {MAX_ATTEMPTS} reads of it")
 
     def _plan(self, key: str, selections: list[ChunkSelection]) -> _Plan:
         reader = PrefetchedReader(0, self.store.reader(key))

@@ -23,22 +23,12 @@ def concurrency_setting(n: int) -> int:
     return n
 
 
-async def bounded(limit: int, func: Callable[[A], Awaitable[T]], items: Sequence[A]) -> list[T | BaseException]:
+async def bounded(limit: int, func: Callable[[A], Awaitable[T]], items: Sequence[A],
+                  sent: threading.Event | None = None) -> list[T | BaseException]:
     """``await func(item)`` for every item, at most ``limit`` at once; the
-    results (or the exception each raised) in item order."""
-    gate = asyncio.Semaphore(max(1, limit))
-
-    async def one(item: A) -> T:
-        async with gate:
-            return await func(item)
-
-    return list(await asyncio.gather(*(one(item) for item in items), return_exceptions=True))
-
-
-async def bounded_sending(limit: int, func: Callable[[A], Awaitable[T]], items: Sequence[A],
-                          sent: threading.Event) -> list[T | BaseException]:
-    """:func:`bounded`, setting ``sent`` once the first ``limit`` requests
-    have run up to their first wait (on a kept-alive connection: written)."""
+    results (or the exception each raised) in item order. ``sent``, when
+    given, is set once the first ``limit`` requests have run up to their
+    first wait (on a kept-alive connection: written)."""
     gate = asyncio.Semaphore(max(1, limit))
 
     async def one(item: A) -> T:
@@ -46,16 +36,17 @@ async def bounded_sending(limit: int, func: Callable[[A], Awaitable[T]], items: 
             return await func(item)
 
     tasks = [asyncio.ensure_future(one(item)) for item in items]
-    try:
-        await asyncio.sleep(0)  # each task runs to its first wait: its request is on the wire
-    finally:
-        sent.set()
+    if sent is not None:
+        try:
+            await asyncio.sleep(0)  # each task runs to its first wait: its request is on the wire
+        finally:
+            sent.set()
     return list(await asyncio.gather(*tasks, return_exceptions=True))
 
 
 def start_on_loop(loop: asyncio.AbstractEventLoop, limit: int, func: Callable[[A], Awaitable[T]],
                   items: Sequence[A]) -> tuple[Future[list[T | BaseException]], threading.Event]:
-    """:func:`bounded_sending` started on ``loop`` (another thread's, as
+    """:func:`bounded` started on ``loop`` (another thread's, as
     fsspec's ``sync`` runs it): its future, and the event set once its
     requests are written."""
     try:
@@ -65,7 +56,7 @@ def start_on_loop(loop: asyncio.AbstractEventLoop, limit: int, func: Callable[[A
     if running is loop:
         raise NotImplementedError("a store's blocking call from within its own event loop would wait forever")
     sent = threading.Event()
-    return asyncio.run_coroutine_threadsafe(bounded_sending(limit, func, items, sent), loop), sent
+    return asyncio.run_coroutine_threadsafe(bounded(limit, func, items, sent), loop), sent
 
 
-__all__ = ["bounded", "bounded_sending", "start_on_loop", "concurrency_setting"]
+__all__ = ["bounded", "start_on_loop", "concurrency_setting"]

@@ -67,6 +67,16 @@ def store_error(store: Store, verb: str, key: str, exc: BaseException) -> StoreE
     return err
 
 
+def checked_answers(store: Store, requests: Sequence[VersionedRequest],
+                    results: Sequence[ObjectRead | None | BaseException]) -> list[ObjectRead | None]:
+    """The answers of a versioned batch, the first failed request's error
+    raised as :func:`store_error` names it."""
+    for r, result in zip(requests, results):
+        if isinstance(result, BaseException):
+            raise store_error(store, "read", r.key, result) from result
+    return list(results)  # type: ignore[arg-type]  # no exception left
+
+
 class KeyReader(ByteReader):
     """The :class:`~zarrpy.core.byte_reader.ByteReader` over one key of a store."""
 

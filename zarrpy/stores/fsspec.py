@@ -88,7 +88,7 @@ from ._fsspec_writes import (
 from ._ranges import clamp, is_empty, trim
 from ._stream_s3 import PART_NBYTES, PARTS_IN_FLIGHT, S3ObjectWriter
 from ._tempfiles import TMP_PREFIX, temp_name
-from .abc import Store, store_error, validate_key, validate_prefix
+from .abc import Store, checked_answers, store_error, validate_key, validate_prefix
 from .writes import ABSENT, ConditionalSwitch, ConditionalWrite, ObjectWriter
 
 T = TypeVar("T")
@@ -397,7 +397,7 @@ class FsspecStore(Store):
                 return await read(fs, paths[i], requests[i].range, requests[i].if_match)
 
             future, sent = start_on_loop(fs.loop, self.request_concurrency, one, range(len(requests)))
-            return Pending.on_loop(future, lambda results: self._answers(requests, results), sent)  # type: ignore[arg-type]
+            return Pending.on_loop(future, lambda results: checked_answers(self, requests, results), sent)  # type: ignore[arg-type]
         if async_read is not None:
             return Pending.later(list)
         if sync_read is not None:
@@ -409,19 +409,10 @@ class FsspecStore(Store):
                         results.append(sync_read(self.fs, path, r.range, r.if_match))
                     except Exception as exc:  # noqa: BLE001 - named below
                         results.append(exc)
-                return self._answers(requests, results)
+                return checked_answers(self, requests, results)
 
             return Pending.later(read_each)
         return Pending.later(lambda: Store.get_versioned(self, requests))  # a size request, then the bytes
-
-    def _answers(self, requests: Sequence[VersionedRequest],
-                 results: Sequence[ObjectRead | None | BaseException]) -> list[ObjectRead | None]:
-        out: list[ObjectRead | None] = []
-        for r, result in zip(requests, results):
-            if isinstance(result, BaseException):
-                raise self._error("read", r.key, result) from result
-            out.append(result)
-        return out
 
     # -- writes --------------------------------------------------------------
     @property

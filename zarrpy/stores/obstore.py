@@ -78,7 +78,7 @@ from ._stream_obstore import ObstoreObjectWriter
 from ._stream_s3 import PART_NBYTES, PARTS_IN_FLIGHT, check_part_settings
 from ._update_locks import update_locks
 from ._wrapped import pickle_wrapped
-from .abc import Store, store_error, validate_key, validate_prefix
+from .abc import Store, checked_answers, store_error, validate_key, validate_prefix
 from .writes import ABSENT, ConditionalSwitch, ConditionalWrite, ObjectWriter
 
 T = TypeVar("T")
@@ -455,16 +455,7 @@ class ObjectStore(Store):
         if not requests:
             return Pending.later(list)
         future, sent = start_on_loop(get_loop(), self.request_concurrency, self._versioned, requests)
-
-        def answers(results: list[ObjectRead | None | BaseException]) -> list[ObjectRead | None]:
-            out: list[ObjectRead | None] = []
-            for r, result in zip(requests, results):
-                if isinstance(result, BaseException):
-                    raise store_error(self, "read", r.key, result) from result
-                out.append(result)
-            return out
-
-        return Pending.on_loop(future, answers, sent)  # type: ignore[arg-type]
+        return Pending.on_loop(future, lambda results: checked_answers(self, requests, results), sent)  # type: ignore[arg-type]
 
     def exists(self, key: str) -> bool:
         """Whether a value is stored under ``key``: one ``head`` request."""
