@@ -62,6 +62,9 @@ def test_a_sharded_region_is_the_open_and_two_stages_with_stage_two_in_flight_to
         assert all(r.start >= index.end for r in ranges)  # after its own index
         stage_two.extend(ranges)
     assert max(e.start for e in stage_two) < min(e.end for e in stage_two)
+    # requests: zarr.json, the whole shard, three indexes, the ranges; none twice
+    assert len(entries) == 5 + len(stage_two)
+    assert len({(e.path, e.range) for e in entries}) == len(entries)
 
 
 def test_a_repeated_region_reuses_the_indexes_and_is_one_stage(served) -> None:
@@ -93,4 +96,5 @@ def test_each_shard_asks_for_its_inner_chunks_as_soon_as_its_own_index_is_in(ser
         ranges = [e for e in _reads(server, key) if not e.range.startswith("bytes=-")]  # type: ignore[union-attr]
         assert ranges and all(r.end < slow_index.end for r in ranges), key
     slow_ranges = [e for e in _reads(server, "c/1/1") if e is not slow_index]
+    assert len(server.log.entries()) == 5 + sum(len(_reads(server, k)) - 1 for k in ("c/0/1", "c/1/0", "c/1/1"))
     assert slow_ranges and all(r.start >= slow_index.end for r in slow_ranges)
