@@ -29,7 +29,7 @@ may be busy with another batch; decoding then goes ahead regardless."""
 class Pending(Generic[T]):
     """A batch of requests whose answers :meth:`result` gives (see the module docstring)."""
 
-    __slots__ = ("_fn", "_future", "_finish", "_sent", "_lock", "_claimed", "_done", "_value", "_error")
+    __slots__ = ("_fn", "_future", "_finish", "_sent", "_lock", "_claimed", "_done", "_value", "_error", "_callbacks")
 
     def __init__(self) -> None:
         self._fn: Callable[[], T] | None = None
@@ -41,6 +41,7 @@ class Pending(Generic[T]):
         self._done = threading.Event()
         self._value: T | None = None
         self._error: BaseException | None = None
+        self._callbacks: list[Callable[[], None]] = []
 
     @classmethod
     def later(cls, fn: Callable[[], T]) -> Pending[T]:
@@ -73,6 +74,25 @@ class Pending(Generic[T]):
                 pass
         return self
 
+    def when_done(self, fn: Callable[[], None]) -> None:
+        """Call ``fn()`` once the batch is answered: on a loop, from the
+        thread that finishes it; a :meth:`later` batch after :meth:`result`
+        ran it, or now if it already has."""
+        if self._future is not None:
+            self._future.add_done_callback(lambda _: fn())
+            return
+        with self._lock:
+            self._callbacks.append(fn)
+            run_now = self._done.is_set()
+        if run_now:
+            self._run_callbacks()
+
+    def _run_callbacks(self) -> None:
+        with self._lock:
+            callbacks, self._callbacks = self._callbacks, []
+        for fn in callbacks:
+            fn()
+
     def wait_sent(self, timeout: float = SENT_TIMEOUT_S) -> None:
         """Wait until the batch's requests are written (at most ``timeout``
         seconds); a :meth:`later` batch returns at once."""
@@ -102,6 +122,7 @@ class Pending(Generic[T]):
             self._error = exc
         finally:
             self._done.set()
+            self._run_callbacks()
 
 
 def in_answer_order(pendings: Sequence[Pending[Any]]) -> Iterator[int]:

@@ -44,6 +44,7 @@ from ..codecs.merge import ChunkWrite
 from ..codecs.partial import ArrayPartialDecoder, DecodeOptions, reads_partially
 from ..core._typing import BytesLike, ChunkCoords, Shape
 from ..core.batches import even_runs
+from ..core.byte_range import ObjectRead, VersionedRequest
 from ..core.byte_reader import BytesReader
 from ..core.chunk_grid import ChunkGrid
 from ..core.paths import join_key
@@ -62,6 +63,7 @@ from .synchronizer import Synchronizer
 from .concurrency import for_each_batch, map_chunks, max_workers
 from .locks import locked
 from .optimistic import update_conditionally, write_all
+from .answer_drain import AnswerDrain
 from .io_pool import map_io
 from .scatter import Projection, put as _put, put_fill as _put_fill
 from .shard_reads import IndexCache, ShardReads
@@ -379,6 +381,9 @@ class ChunkIO(ChunkKeys):
                 lambda key, decoder: self._scatter_decoded_part(out, key, groups_of[key], decoder),
                 [k for k, _ in whole], decode_whole, groups=groups)
             return
+        if self.inner is None and not part and len(whole) > 1 and self.store.sends_at_once:
+            self._read_as_answered(out, whole)
+            return
         # Plain chunks (and shards read whole): fetched in a few batches at
         # once, each decoded as soon as it is in.
         tasks: list[_Task] = [(k, g, None) for k, g in whole] + [(k, g, _PART) for k, g in part]
@@ -393,6 +398,27 @@ class ChunkIO(ChunkKeys):
             fetch_and_decode(tasks)
         else:  # each batch mostly waits on the network: all in flight at once
             map_io(fetch_and_decode, even_runs(tasks, groups))
+
+    def _read_as_answered(self, out: np.ndarray, whole: list[tuple[str, list[Projection]]]) -> None:
+        """Plain chunks on a store that sends a batch at once (HTTP, S3): one
+        batch, each chunk decoded as soon as its answer is in, by this thread
+        and pool threads while answers queue up (:class:`AnswerDrain`), so
+        little decoding is left once the last answer is in."""
+
+        def scatter(item: tuple[int, ObjectRead | None]) -> None:
+            i, answer = item
+            key, group = whole[i]
+            with self._scratch_decoders(out) as decoders:
+                self._scatter_whole(out, key, group, None if answer is None else answer.data, decoders)
+
+        drain: AnswerDrain[tuple[int, ObjectRead | None]] = AnswerDrain(scatter)
+        pending = self.store.submit_versioned([VersionedRequest(key) for key, _ in whole],
+                                              on_answer=lambda i, answer: drain.put((i, answer)))
+        pending.when_done(drain.close)
+        if not pending.live:
+            pending.result()  # a store that answers the batch all at once, here
+        drain.run()  # every answer decoded, no helper still writing into out
+        pending.result()  # a failed request's error
 
     def _small_read(self, nchunks: int) -> bool:
         """Whether ``nchunks`` stored chunks of fixed-size elements decode to

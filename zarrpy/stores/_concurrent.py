@@ -24,18 +24,23 @@ def concurrency_setting(n: int) -> int:
 
 
 async def bounded(limit: int, func: Callable[[A], Awaitable[T]], items: Sequence[A],
-                  sent: threading.Event | None = None) -> list[T | BaseException]:
+                  sent: threading.Event | None = None,
+                  on_each: Callable[[int, T], None] | None = None) -> list[T | BaseException]:
     """``await func(item)`` for every item, at most ``limit`` at once; the
     results (or the exception each raised) in item order. ``sent``, when
     given, is set once the first ``limit`` requests have run up to their
-    first wait (on a kept-alive connection: written)."""
+    first wait (on a kept-alive connection: written); ``on_each(i, result)``,
+    when given, is called on the loop as each item succeeds."""
     gate = asyncio.Semaphore(max(1, limit))
 
-    async def one(item: A) -> T:
+    async def one(i: int) -> T:
         async with gate:
-            return await func(item)
+            result = await func(items[i])
+        if on_each is not None:
+            on_each(i, result)
+        return result
 
-    tasks = [asyncio.ensure_future(one(item)) for item in items]
+    tasks = [asyncio.ensure_future(one(i)) for i in range(len(items))]
     if sent is not None:
         try:
             await asyncio.sleep(0)  # each task runs to its first wait: its request is on the wire
@@ -45,7 +50,8 @@ async def bounded(limit: int, func: Callable[[A], Awaitable[T]], items: Sequence
 
 
 def start_on_loop(loop: asyncio.AbstractEventLoop, limit: int, func: Callable[[A], Awaitable[T]],
-                  items: Sequence[A]) -> tuple[Future[list[T | BaseException]], threading.Event]:
+                  items: Sequence[A], on_each: Callable[[int, T], None] | None = None,
+                  ) -> tuple[Future[list[T | BaseException]], threading.Event]:
     """:func:`bounded` started on ``loop`` (another thread's, as
     fsspec's ``sync`` runs it): its future, and the event set once its
     requests are written."""
@@ -56,7 +62,7 @@ def start_on_loop(loop: asyncio.AbstractEventLoop, limit: int, func: Callable[[A
     if running is loop:
         raise NotImplementedError("a store's blocking call from within its own event loop would wait forever")
     sent = threading.Event()
-    return asyncio.run_coroutine_threadsafe(bounded(limit, func, items, sent), loop), sent
+    return asyncio.run_coroutine_threadsafe(bounded(limit, func, items, sent, on_each), loop), sent
 
 
 __all__ = ["bounded", "start_on_loop", "concurrency_setting"]

@@ -1,8 +1,9 @@
 """Versioned reads (:meth:`~zarrpy.stores.abc.Store.get_versioned`) on
 fsspec filesystems, one request per item, the best way each backend allows.
 
-- **HTTP** (fsspec's ``HTTPFileSystem``): one GET through the filesystem's
-  own aiohttp session, with ``Range`` and ``If-Match``. The object's length
+- **HTTP** (fsspec's ``HTTPFileSystem``): one GET with ``Range`` and
+  ``If-Match``, through zarrpy's lean client on a plain filesystem, else the
+  filesystem's own aiohttp session (:mod:`zarrpy.stores._http_client`). The object's length
   comes from ``Content-Range`` (``206``, and ``bytes */N`` of a ``416``) or
   the body (``200``: the server ignored ``Range``, the answer is cut here);
   the version is the strong ``ETag`` (a weak one cannot be matched, so it
@@ -42,6 +43,7 @@ from typing import Any, Awaitable, Callable, Hashable
 
 from ..core.byte_range import UNKNOWN_SIZE, ByteRequest, ObjectRead, OffsetRequest, RangeRequest, SuffixRequest
 from ._files import OpenFile, file_version
+from ._http_client import Answer, plain_client_for
 from ._ranges import clamp, is_empty, strong_etag, versioned_answer
 
 _CONTENT_RANGE = re.compile(r"bytes\s+(?:(\d+)-(\d+)|\*)/(\d+|\*)")
@@ -82,32 +84,46 @@ def content_range(value: str | None) -> tuple[int | None, int | None]:
 
 async def http_read(fs: Any, url: str, request: ByteRequest | None, if_match: Hashable | None) -> ObjectRead | None:
     """One GET of ``url`` on fsspec's HTTP filesystem ``fs`` (see the module docstring)."""
-    kw = dict(fs.kwargs)
-    headers = dict(kw.pop("headers", None) or {})
+    headers = dict(fs.kwargs.get("headers") or {})
     rng = range_header(request)
     if rng is not None:
         headers["Range"] = rng
     if if_match is not None:
         headers["If-Match"] = str(if_match)
-    session = await fs.set_session()
-    async with session.get(fs.encode_url(url), headers=headers, **kw) as r:
-        etag = r.headers.get("ETag")
-        first, size = content_range(r.headers.get("Content-Range"))
-        if r.status == 404:
-            return None
-        if r.status == 412:
-            return ObjectRead(None, UNKNOWN_SIZE if size is None else size, strong_etag(etag))
-        if r.status == 416:  # nothing to read
-            if size is None:
-                size = int((await fs._info(url))["size"])
-            return versioned_answer(b"", 0, size, strong_etag(etag), RangeRequest(0, 0), if_match)
-        r.raise_for_status()
-        data = await r.read()
-    if r.status == 206:
+    encoded = fs.encode_url(url)
+    client = plain_client_for(fs)
+    answer = await client.get(str(encoded), headers) if client is not None else None
+    if answer is None:
+        answer = await _aiohttp_get(fs, encoded, headers)
+    status, etag = answer.status, answer.headers.get("etag")
+    first, size = content_range(answer.headers.get("content-range"))
+    if status == 404:
+        return None
+    if status == 412:
+        return ObjectRead(None, UNKNOWN_SIZE if size is None else size, strong_etag(etag))
+    if status == 416:  # nothing to read
+        if size is None:
+            size = int((await fs._info(url))["size"])
+        return versioned_answer(b"", 0, size, strong_etag(etag), RangeRequest(0, 0), if_match)
+    if status not in (200, 206):
+        raise OSError(f"HTTP {status} for {url}")
+    data = answer.body
+    if status == 206:
         if first is None or size is None:
-            raise ValueError(f"206 answer without a usable Content-Range: {r.headers.get('Content-Range')!r}")
+            raise ValueError(f"206 answer without a usable Content-Range: {answer.headers.get('content-range')!r}")
         return versioned_answer(data, first, size, strong_etag(etag), request, if_match)
     return versioned_answer(data, 0, len(data), strong_etag(etag), request, if_match)  # the whole object
+
+
+async def _aiohttp_get(fs: Any, url: Any, headers: dict[str, str]) -> Answer:
+    """The GET through the filesystem's own aiohttp session (its client and
+    request options): redirects followed, encoded bodies decoded."""
+    kw = dict(fs.kwargs)
+    kw.pop("headers", None)
+    session = await fs.set_session()
+    async with session.get(url, headers=headers, **kw) as r:
+        body = await r.read() if r.status in (200, 206) else b""
+        return Answer(r.status, {k.lower(): v for k, v in r.headers.items()}, body)
 
 
 # -- S3 --------------------------------------------------------------------------------

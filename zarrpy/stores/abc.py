@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from abc import ABC, abstractmethod
 from contextlib import AbstractContextManager, nullcontext
-from typing import Any, Hashable, Iterable, Iterator, Sequence
+from typing import Any, Callable, Hashable, Iterable, Iterator, Sequence
 
 from ..core.byte_range import ByteRequest, ObjectRead, VersionedRequest
 from ..core.byte_reader import ByteReader
@@ -65,6 +65,17 @@ def store_error(store: Store, verb: str, key: str, exc: BaseException) -> StoreE
     if isinstance(exc, OSError):
         err.errno = exc.errno
     return err
+
+
+AnswerCallback = Callable[[int, "ObjectRead | None"], None]
+"""``on_answer(i, answer)`` of :meth:`Store.submit_versioned`."""
+
+
+def each_answered(answers: list[ObjectRead | None], on_answer: AnswerCallback) -> list[ObjectRead | None]:
+    """``answers``, each first handed to ``on_answer`` (a batch answered all at once)."""
+    for i, answer in enumerate(answers):
+        on_answer(i, answer)
+    return answers
 
 
 def checked_answers(store: Store, requests: Sequence[VersionedRequest],
@@ -190,14 +201,22 @@ class Store(ABC):
     requests run on an event loop): a read planner then sends each request
     as soon as what it needs is in, one batch per shard."""
 
-    def submit_versioned(self, requests: Sequence[VersionedRequest]) -> Pending[list[ObjectRead | None]]:
+    def submit_versioned(self, requests: Sequence[VersionedRequest],
+                         on_answer: AnswerCallback | None = None) -> Pending[list[ObjectRead | None]]:
         """:meth:`get_versioned`, sent now and answered later: a read
         planner sends every batch of a stage before it decodes anything.
         Stores whose requests run on an event loop start the batch there at
         once; the default is the call, run when the answer is first asked
-        for (or on an executor: :meth:`Pending.start`)."""
+        for (or on an executor: :meth:`Pending.start`).
+
+        ``on_answer(i, answer)``, when given, is called with each request's
+        answer as it comes in (on a store's event loop: there, so it must
+        only hand the answer on), before :meth:`Pending.result` returns; a
+        failed request is not, its error comes from :meth:`Pending.result`."""
         requests = list(requests)
-        return Pending.later(lambda: self.get_versioned(requests))
+        if on_answer is None:
+            return Pending.later(lambda: self.get_versioned(requests))
+        return Pending.later(lambda: each_answered(self.get_versioned(requests), on_answer))
 
     def set_many(self, items: Iterable[tuple[str, bytes]]) -> None:
         """Store many ``(key, value)`` pairs; remote stores override this to

@@ -88,7 +88,7 @@ from ._fsspec_writes import (
 from ._ranges import clamp, is_empty, trim
 from ._stream_s3 import PART_NBYTES, PARTS_IN_FLIGHT, S3ObjectWriter
 from ._tempfiles import TMP_PREFIX, temp_name
-from .abc import Store, checked_answers, store_error, validate_key, validate_prefix
+from .abc import AnswerCallback, Store, checked_answers, each_answered, store_error, validate_key, validate_prefix
 from .writes import ABSENT, ConditionalSwitch, ConditionalWrite, ObjectWriter
 
 T = TypeVar("T")
@@ -384,7 +384,8 @@ class FsspecStore(Store):
         """True on HTTP and S3: :meth:`submit_versioned` starts on the event loop."""
         return reader_of(self.fs)[0] is not None
 
-    def submit_versioned(self, requests: Sequence[VersionedRequest]) -> Pending[list[ObjectRead | None]]:
+    def submit_versioned(self, requests: Sequence[VersionedRequest],
+                         on_answer: AnswerCallback | None = None) -> Pending[list[ObjectRead | None]]:
         """:meth:`get_versioned`; on HTTP and S3 the batch starts on the
         filesystem's event loop at once (see :meth:`Store.submit_versioned`)."""
         requests = list(requests)
@@ -396,7 +397,7 @@ class FsspecStore(Store):
             async def one(i: int) -> ObjectRead | None:
                 return await read(fs, paths[i], requests[i].range, requests[i].if_match)
 
-            future, sent = start_on_loop(fs.loop, self.request_concurrency, one, range(len(requests)))
+            future, sent = start_on_loop(fs.loop, self.request_concurrency, one, range(len(requests)), on_answer)
             return Pending.on_loop(future, lambda results: checked_answers(self, requests, results), sent)  # type: ignore[arg-type]
         if async_read is not None:
             return Pending.later(list)
@@ -409,10 +410,15 @@ class FsspecStore(Store):
                         results.append(sync_read(self.fs, path, r.range, r.if_match))
                     except Exception as exc:  # noqa: BLE001 - named below
                         results.append(exc)
-                return checked_answers(self, requests, results)
+                answers = checked_answers(self, requests, results)
+                return answers if on_answer is None else each_answered(answers, on_answer)
 
             return Pending.later(read_each)
-        return Pending.later(lambda: Store.get_versioned(self, requests))  # a size request, then the bytes
+        def by_default() -> list[ObjectRead | None]:  # a size request, then the bytes
+            answers = Store.get_versioned(self, requests)
+            return answers if on_answer is None else each_answered(answers, on_answer)
+
+        return Pending.later(by_default)
 
     # -- writes --------------------------------------------------------------
     @property

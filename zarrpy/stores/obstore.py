@@ -78,7 +78,7 @@ from ._stream_obstore import ObstoreObjectWriter
 from ._stream_s3 import PART_NBYTES, PARTS_IN_FLIGHT, check_part_settings
 from ._update_locks import update_locks
 from ._wrapped import pickle_wrapped
-from .abc import Store, checked_answers, store_error, validate_key, validate_prefix
+from .abc import AnswerCallback, Store, checked_answers, store_error, validate_key, validate_prefix
 from .writes import ABSENT, ConditionalSwitch, ConditionalWrite, ObjectWriter
 
 T = TypeVar("T")
@@ -446,7 +446,8 @@ class ObjectStore(Store):
     sends_at_once = True
     """:meth:`submit_versioned` starts on the I/O loop."""
 
-    def submit_versioned(self, requests: Sequence[VersionedRequest]) -> Pending[list[ObjectRead | None]]:
+    def submit_versioned(self, requests: Sequence[VersionedRequest],
+                         on_answer: AnswerCallback | None = None) -> Pending[list[ObjectRead | None]]:
         """:meth:`get_versioned`, started on the I/O loop at once (see
         :meth:`Store.submit_versioned`)."""
         requests = list(requests)
@@ -454,7 +455,7 @@ class ObjectStore(Store):
             validate_key(r.key)
         if not requests:
             return Pending.later(list)
-        future, sent = start_on_loop(get_loop(), self.request_concurrency, self._versioned, requests)
+        future, sent = start_on_loop(get_loop(), self.request_concurrency, self._versioned, requests, on_answer)
         return Pending.on_loop(future, lambda results: checked_answers(self, requests, results), sent)  # type: ignore[arg-type]
 
     def exists(self, key: str) -> bool:
