@@ -130,8 +130,11 @@ class DecodeOptions:
 
     ``map_fn(fn, items)`` runs independent pieces of work (the inner chunks of
     a shard): the array layer passes its thread pool's map, so codecs own no
-    threads. ``max_gap_nbytes``: byte ranges this close are read as one
-    (None: each codec's default).
+    threads. A whole shard's ``decode_into`` calls it as its last step,
+    so a caller that waits for the work itself may pass a ``map_fn`` that
+    only queues it (the reads that decode answers as they arrive do).
+    ``max_gap_nbytes``: byte ranges this close are read as one (None: each
+    codec's default).
     """
 
     map_fn: MapFn = serial_map

@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import threading
 from collections import deque
-from concurrent.futures import Future
 from typing import Callable, Generic, TypeVar
 
 from .concurrency import get_pool, in_worker, max_workers
@@ -31,28 +30,30 @@ class AnswerDrain(Generic[T]):
 
     def __init__(self, work: Callable[[T], None], helpers: int | None = None) -> None:
         self._work = work
-        self._helpers = 0 if in_worker() else (max_workers() - 1 if helpers is None else helpers)
+        self._helpers = 0 if in_worker() else (max_workers() if helpers is None else helpers)
         self._queue: deque[T] = deque()
         self._cond = threading.Condition()
         self._closed = False
         self._active = 0  # helpers running
-        self._futures: list[Future[None]] = []
+        self._waiting = False  # the thread in run() waits for an item
         self._error: BaseException | None = None
 
     def put(self, item: T) -> None:
         """Queue ``item`` (any thread); a helper starts if there is a backlog."""
         with self._cond:
             self._queue.append(item)
-            help_now = len(self._queue) > 1 and self._active < self._helpers and self._error is None
+            backlog = len(self._queue) > (1 if self._waiting else 0)
+            help_now = backlog and self._active < self._helpers and self._error is None
             if help_now:
                 self._active += 1
             self._cond.notify()
         if help_now:
             try:
-                self._futures.append(get_pool().submit(self._help))
+                get_pool().submit(self._help)
             except RuntimeError:  # the pool is shutting down: the waiting thread does it all
                 with self._cond:
                     self._active -= 1
+                    self._cond.notify_all()
 
     def close(self) -> None:
         """No more items (any thread): :meth:`run` returns once the queue is worked off."""
@@ -60,10 +61,9 @@ class AnswerDrain(Generic[T]):
             self._closed = True
             self._cond.notify_all()
 
-    def _take(self, wait: bool) -> tuple[bool, T | None]:
+    def _take(self) -> tuple[bool, T | None]:
+        """The next item for a helper (never waits)."""
         with self._cond:
-            while not self._queue and wait and not self._closed:
-                self._cond.wait()
             if not self._queue or self._error is not None:
                 return False, None
             return True, self._queue.popleft()
@@ -81,26 +81,31 @@ class AnswerDrain(Generic[T]):
     def _help(self) -> None:
         try:
             while True:
-                got, item = self._take(wait=False)
+                got, item = self._take()
                 if not got:
                     return
                 self._do(item)  # type: ignore[arg-type]
         finally:
             with self._cond:
                 self._active -= 1
+                self._cond.notify_all()
 
     def run(self) -> None:
-        """Work items on this thread until :meth:`close` and an empty queue,
-        wait for the helpers, then raise the first error of any item."""
+        """Work items on this thread until :meth:`close`, an empty queue and
+        no helper at work (a working item may queue more), then raise the
+        first error of any item."""
         while True:
-            got, item = self._take(wait=True)
-            if not got:
-                break
-            self._do(item)  # type: ignore[arg-type]
-        for f in list(self._futures):
-            f.result()
-        if self._error is not None:
-            raise self._error
+            with self._cond:
+                while not (self._queue and self._error is None):
+                    if self._active == 0 and (self._closed or self._error is not None):
+                        if self._error is not None:
+                            raise self._error
+                        return
+                    self._waiting = True
+                    self._cond.wait()
+                    self._waiting = False
+                item = self._queue.popleft()
+            self._do(item)
 
 
 __all__ = ["AnswerDrain"]

@@ -381,7 +381,7 @@ class ChunkIO(ChunkKeys):
                 lambda key, decoder: self._scatter_decoded_part(out, key, groups_of[key], decoder),
                 [k for k, _ in whole], decode_whole, groups=groups)
             return
-        if self.inner is None and not part and len(whole) > 1 and self.store.sends_at_once:
+        if not part and len(whole) > 1 and self.store.sends_at_once:
             self._read_as_answered(out, whole)
             return
         # Plain chunks (and shards read whole): fetched in a few batches at
@@ -400,20 +400,28 @@ class ChunkIO(ChunkKeys):
             map_io(fetch_and_decode, even_runs(tasks, groups))
 
     def _read_as_answered(self, out: np.ndarray, whole: list[tuple[str, list[Projection]]]) -> None:
-        """Plain chunks on a store that sends a batch at once (HTTP, S3): one
+        """Whole chunks on a store that sends a batch at once (HTTP, S3): one
         batch, each chunk decoded as soon as its answer is in, by this thread
         and pool threads while answers queue up (:class:`AnswerDrain`), so
-        little decoding is left once the last answer is in."""
+        little decoding is left once the last answer is in. A shard's inner
+        chunks join the same queue (its ``map_fn`` queues them), so a few
+        big shards share out as evenly as many small chunks."""
+        drain: AnswerDrain[Callable[[], None]] = AnswerDrain(lambda work: work())
 
-        def scatter(item: tuple[int, ObjectRead | None]) -> None:
-            i, answer = item
+        def queue(fn: Callable[[Any], Any], items: Sequence[Any]) -> list[None]:
+            for item in items:
+                drain.put(lambda item=item: fn(item))
+            return []
+
+        queued = DecodeOptions(map_fn=queue, max_gap_nbytes=self._options.max_gap_nbytes)
+
+        def scatter(i: int, answer: ObjectRead | None) -> None:
             key, group = whole[i]
             with self._scratch_decoders(out) as decoders:
-                self._scatter_whole(out, key, group, None if answer is None else answer.data, decoders)
+                self._scatter_whole(out, key, group, None if answer is None else answer.data, decoders, queued)
 
-        drain: AnswerDrain[tuple[int, ObjectRead | None]] = AnswerDrain(scatter)
         pending = self.store.submit_versioned([VersionedRequest(key) for key, _ in whole],
-                                              on_answer=lambda i, answer: drain.put((i, answer)))
+                                              on_answer=lambda i, answer: drain.put(lambda: scatter(i, answer)))
         pending.when_done(drain.close)
         if not pending.live:
             pending.result()  # a store that answers the batch all at once, here
@@ -477,10 +485,12 @@ class ChunkIO(ChunkKeys):
     def _scatter_whole(
         self, out: np.ndarray, key: str, group: list[Projection], data: Any,
         decoders: _ScratchDecoders | Callable[[BytesLike], np.ndarray | None] | None = None,
+        into_options: DecodeOptions | None = None,
     ) -> None:
         """Scatter one stored chunk (``data``; None: missing) into ``out``:
-        straight into its box when it takes the whole chunk, else through
-        the scratch decoder ``decoders`` has for its chain (see
+        straight into its box when it takes the whole chunk (with
+        ``into_options``, default the array's), else through the scratch
+        decoder ``decoders`` has for its chain (see
         :meth:`BoundChain.scratch_decoder`), else the chain's usual decoding."""
         if data is None:
             for proj in group:
@@ -498,7 +508,7 @@ class ChunkIO(ChunkKeys):
             self._scatter_decoded_part(out, key, group, bound.partial_decoder(reader, self._options))
             return
         try:
-            if dest is not None and bound.decode_into(data, dest, self._options):
+            if dest is not None and bound.decode_into(data, dest, into_options or self._options):
                 return
             if decode is not None and self.read_form.reads_into_buffers:  # decompress into scratch, view, copy out
                 chunk = decode(data)

@@ -269,7 +269,9 @@ class ShardingCodec(ArrayToBytesCodec):
         """A whole shard of a fixed-size type decoded inner chunk by inner
         chunk into its place in ``dest`` (missing ones get the fill value),
         the inner chunks in parallel through ``options.map_fn``: no
-        shard-sized buffer, no reassembly. Variable-length shards: False."""
+        shard-sized buffer, no reassembly. Variable-length shards: False.
+        ``map_fn`` is called last, with nothing done after it, so it may
+        queue the work for the caller to wait for (see :class:`DecodeOptions`)."""
         layout = self.layout(spec)
         if layout.is_variable or dest.dtype != layout.fill.dtype:
             return False
