@@ -68,3 +68,104 @@ def test_in_answer_order_gives_later_batches_first_then_live_ones_as_they_finish
     order = list(in_answer_order(batches))
     assert order == [1, 2, 0]
     assert time.monotonic() - t < 5
+
+
+# -- when_done --------------------------------------------------------------------------------
+
+
+def test_when_done_of_a_later_batch_runs_after_result_ran_it() -> None:
+    events: list[str] = []
+    p = Pending.later(lambda: events.append("ran") or "value")
+    p.when_done(lambda: events.append(f"done, result {p.result()}"))  # result() is ready inside
+    p.when_done(lambda: events.append("second"))
+    assert events == []  # nothing runs the batch yet
+    assert p.result() == "value"
+    assert events == ["ran", "done, result value", "second"]
+    p.result()
+    assert events.count("second") == 1  # once only
+
+
+def test_when_done_of_a_finished_later_batch_runs_at_once_on_the_calling_thread() -> None:
+    p = Pending.later(lambda: 7)
+    p.result()
+    where: list[threading.Thread] = []
+    p.when_done(lambda: where.append(threading.current_thread()))
+    assert where == [threading.current_thread()]
+
+
+def test_when_done_of_a_failed_later_batch_still_runs() -> None:
+    called = threading.Event()
+    p = Pending.later(lambda: 1 / 0)
+    p.when_done(called.set)
+    with pytest.raises(ZeroDivisionError):
+        p.result()
+    assert called.is_set()
+
+
+def test_when_done_of_a_started_batch_runs_on_the_executor_after_it() -> None:
+    release = threading.Event()
+    seen: list[tuple[str, bool]] = []
+    done = threading.Event()
+    with ThreadPoolExecutor(1) as pool:
+        p = Pending.later(lambda: release.wait(5) and "answers")
+        p.when_done(lambda: (seen.append((threading.current_thread().name, release.is_set())), done.set()))
+        p.start(pool)
+        time.sleep(0.05)
+        assert seen == []  # still running
+        release.set()
+        assert done.wait(5)
+        assert p.result() == "answers"
+    assert seen and seen[0][0] != threading.current_thread().name and seen[0][1]
+
+
+def test_when_done_of_a_live_batch_runs_when_its_future_finishes() -> None:
+    future: Future[object] = Future()
+    p = Pending.on_loop(future, lambda raw: raw, threading.Event())
+    where: list[str] = []
+    p.when_done(lambda: where.append(threading.current_thread().name))
+    time.sleep(0.02)
+    assert where == []
+    setter = threading.Thread(target=future.set_result, args=("in",), name="the-loop")
+    setter.start()
+    setter.join(5)
+    assert where == ["the-loop"]  # on the thread that finished it
+    p.when_done(lambda: where.append("late"))  # already done: at once
+    assert where == ["the-loop", "late"]
+    assert p.result() == "in"
+
+
+def test_when_done_of_a_failed_live_batch_runs_and_result_raises() -> None:
+    future: Future[object] = Future()
+    p = Pending.on_loop(future, lambda raw: raw, threading.Event())
+    called: list[int] = []
+    p.when_done(lambda: called.append(1))
+    future.set_exception(OSError("no answer"))
+    assert called == [1]
+    with pytest.raises(OSError, match="no answer"):
+        p.result()
+
+
+def test_when_done_racing_the_batch_runs_each_callback_once() -> None:
+    for _ in range(50):
+        gate = threading.Event()
+        p = Pending.later(lambda: gate.wait(5))
+        counts = [0] * 8
+        lock = threading.Lock()
+
+        def register(i: int) -> None:
+            def bump() -> None:
+                with lock:
+                    counts[i] += 1
+            p.when_done(bump)
+
+        threads = [threading.Thread(target=register, args=(i,)) for i in range(8)]
+        runner = threading.Thread(target=p.result)
+        runner.start()
+        for t in threads[:4]:
+            t.start()
+        gate.set()
+        for t in threads[4:]:
+            t.start()
+        for t in [runner, *threads]:
+            t.join(5)
+        assert counts == [1] * 8

@@ -30,6 +30,7 @@ the store locks updates, and by the synchronizer when there is one).
 
 from __future__ import annotations
 
+import functools
 import math
 from contextlib import contextmanager, nullcontext
 from dataclasses import dataclass
@@ -410,7 +411,7 @@ class ChunkIO(ChunkKeys):
 
         def queue(fn: Callable[[Any], Any], items: Sequence[Any]) -> list[None]:
             for item in items:
-                drain.put(lambda item=item: fn(item))
+                drain.put(functools.partial(fn, item))
             return []
 
         queued = DecodeOptions(map_fn=queue, max_gap_nbytes=self._options.max_gap_nbytes)

@@ -50,6 +50,9 @@ IDLE_PER_ORIGIN = 128
 """Kept-alive connections kept per origin."""
 
 _UNSENDABLE = re.compile(r"[\x00-\x20\x7f-\uffff]")
+_STATUS = re.compile(r"[0-9]{3}")
+_DIGITS = re.compile(r"[0-9]+")
+_HEX = re.compile(rb"[0-9A-Fa-f]+")
 
 
 @dataclass(frozen=True, slots=True)
@@ -155,10 +158,10 @@ class _Connection(asyncio.BufferedProtocol):
         version, _, rest = lines[0].partition(" ")
         if not version.startswith("HTTP/1."):
             raise StoreError(f"not an HTTP/1.x status line: {lines[0][:80]!r}")
-        try:
-            self._status = int(rest[:3])
-        except ValueError:
-            raise StoreError(f"no status code in {lines[0][:80]!r}") from None
+        code = rest[:3]
+        if not _STATUS.fullmatch(code) or rest[3:4] not in ("", " "):
+            raise StoreError(f"no status code in {lines[0][:80]!r}")
+        self._status = int(code)
         headers: dict[str, str] = {}
         for line in lines[1:]:
             name, sep, value = line.partition(":")
@@ -171,9 +174,9 @@ class _Connection(asyncio.BufferedProtocol):
         connection = headers.get("connection", "").lower()
         self.keep_alive = "close" not in connection and (version != "HTTP/1.0" or "keep-alive" in connection)
         if 100 <= self._status < 200:  # an interim answer: the real one follows
-            leftover = self._head[end + 4:self._n]
-            self._n = len(leftover)
-            self._head[:self._n] = leftover
+            after_interim = self._head[end + 4:self._n]
+            self._n = len(after_interim)
+            self._head[:self._n] = after_interim
             return self._take_head() if self._n else None
         leftover = memoryview(self._head)[end + 4:self._n]
         self._n = 0  # the head buffer is free again (leftover is read below)
@@ -182,12 +185,10 @@ class _Connection(asyncio.BufferedProtocol):
         elif "chunked" in headers.get("transfer-encoding", "").lower():
             self._length = -2
         elif "content-length" in headers:
-            try:
-                self._length = int(headers["content-length"])
-            except ValueError:
-                raise StoreError(f"a bad Content-Length: {headers['content-length']!r}") from None
-            if self._length < 0:
-                raise StoreError(f"a bad Content-Length: {self._length}")
+            length_text = headers["content-length"]
+            if not _DIGITS.fullmatch(length_text):
+                raise StoreError(f"a bad Content-Length: {length_text[:40]!r}")
+            self._length = int(length_text)
         else:
             self._length = -1
             self.keep_alive = False
@@ -202,7 +203,7 @@ class _Connection(asyncio.BufferedProtocol):
             self._body = bytearray()
             self._take_unframed(leftover)
 
-    def _take_unframed(self, data: memoryview) -> None:
+    def _take_unframed(self, data: bytes | bytearray | memoryview) -> None:
         """Body bytes of a chunked or connection-ended answer."""
         assert self._body is not None
         if self._length == -1:
@@ -215,10 +216,9 @@ class _Connection(asyncio.BufferedProtocol):
             if line_end < 0:
                 break
             size_text = bytes(raw[pos:line_end]).split(b";", 1)[0].strip()
-            try:
-                size = int(size_text, 16)
-            except ValueError:
-                raise StoreError(f"a bad chunk size: {size_text[:20]!r}") from None
+            if not _HEX.fullmatch(size_text):
+                raise StoreError(f"a bad chunk size: {size_text[:20]!r}")
+            size = int(size_text, 16)
             if size == 0:  # the last chunk, then trailers up to an empty line
                 if raw[line_end + 2:line_end + 4] == b"\r\n":
                     end = line_end + 4
@@ -233,6 +233,8 @@ class _Connection(asyncio.BufferedProtocol):
                 return
             if len(raw) < line_end + 2 + size + 2:
                 break
+            if raw[line_end + 2 + size:line_end + 4 + size] != b"\r\n":
+                raise StoreError("a chunk's data not followed by CRLF")
             self._body += raw[line_end + 2:line_end + 2 + size]
             pos = line_end + 2 + size + 2
         del raw[:pos]
