@@ -550,6 +550,16 @@ MALFORMED = {
     "content-length-negative": (b"HTTP/1.1 200 OK\r\nContent-Length: -2\r\n\r\nok", "bad Content-Length"),
     "chunk-size-text": (b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\nzz\r\nok\r\n0\r\n\r\n", "bad chunk size"),
     "chunk-size-empty": (b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n\r\nok\r\n0\r\n\r\n", "bad chunk size"),
+    "chunk-size-signed": (b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n+2\r\nok\r\n0\r\n\r\n", "bad chunk size"),
+    "chunk-size-underscore": (b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n0_2\r\nok\r\n0\r\n\r\n",
+                              "bad chunk size"),
+    "chunk-data-without-crlf": (b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n2\r\nokXY0\r\n\r\n",
+                                "not followed by CRLF"),
+    "content-length-signed": (b"HTTP/1.1 200 OK\r\nContent-Length: +2\r\n\r\nok", "bad Content-Length"),
+    "content-length-underscore": (b"HTTP/1.1 200 OK\r\nContent-Length: 0_2\r\n\r\nok", "bad Content-Length"),
+    "status-two-digits": (b"HTTP/1.1 20 OK\r\nContent-Length: 2\r\n\r\nok", "no status code"),
+    "status-four-digits": (b"HTTP/1.1 2000 OK\r\nContent-Length: 2\r\n\r\nok", "no status code"),
+    "status-signed": (b"HTTP/1.1 +20 OK\r\nContent-Length: 2\r\n\r\nok", "no status code"),
 }
 
 
