@@ -15,6 +15,7 @@ for it. A :class:`Pending` is one such batch:
 
 from __future__ import annotations
 
+import asyncio
 import threading
 from concurrent.futures import Executor, Future, as_completed
 from typing import Any, Callable, Generic, Iterator, Sequence, TypeVar
@@ -29,7 +30,7 @@ may be busy with another batch; decoding then goes ahead regardless."""
 class Pending(Generic[T]):
     """A batch of requests whose answers :meth:`result` gives (see the module docstring)."""
 
-    __slots__ = ("_fn", "_future", "_finish", "_sent", "_lock", "_claimed", "_done", "_value", "_error", "_callbacks")
+    __slots__ = ("_fn", "_future", "_finish", "_sent", "_lock", "_claimed", "_done", "_value", "_error", "_callbacks", "_loop")
 
     def __init__(self) -> None:
         self._fn: Callable[[], T] | None = None
@@ -42,6 +43,7 @@ class Pending(Generic[T]):
         self._value: T | None = None
         self._error: BaseException | None = None
         self._callbacks: list[Callable[[], None]] = []
+        self._loop: asyncio.AbstractEventLoop | None = None
 
     @classmethod
     def later(cls, fn: Callable[[], T]) -> Pending[T]:
@@ -51,11 +53,14 @@ class Pending(Generic[T]):
         return p
 
     @classmethod
-    def on_loop(cls, future: Future[object], finish: Callable[[object], T], sent: threading.Event) -> Pending[T]:
-        """A batch already running on an event loop: ``finish(future's
-        result)`` is the answer; ``sent`` is set once its requests are written."""
+    def on_loop(cls, future: Future[object], finish: Callable[[object], T], sent: threading.Event,
+                loop: asyncio.AbstractEventLoop | None = None) -> Pending[T]:
+        """A batch already running on an event loop (``loop``): ``finish(future's
+        result)`` is the answer; ``sent`` is set once its requests are
+        written. It may be started from ``loop``'s own thread (an answer's
+        callback starting the next stage), but not waited for there."""
         p: Pending[T] = cls()
-        p._future, p._finish, p._sent = future, finish, sent
+        p._future, p._finish, p._sent, p._loop = future, finish, sent, loop
         return p
 
     @property
@@ -103,6 +108,8 @@ class Pending(Generic[T]):
         """The answers (the batch's error re-raised), waiting as long as it takes."""
         if self._future is not None:
             assert self._finish is not None
+            if not self._future.done() and self._loop is not None and _running_loop() is self._loop:
+                raise NotImplementedError("a store's batch waited for on an event loop's thread would wait forever")
             return self._finish(self._future.result())
         self._run()
         self._done.wait()
@@ -123,6 +130,14 @@ class Pending(Generic[T]):
         finally:
             self._done.set()
             self._run_callbacks()
+
+
+def _running_loop() -> asyncio.AbstractEventLoop | None:
+    """The event loop this thread runs, if any."""
+    try:
+        return asyncio.get_running_loop()
+    except RuntimeError:
+        return None
 
 
 def in_answer_order(pendings: Sequence[Pending[Any]]) -> Iterator[int]:

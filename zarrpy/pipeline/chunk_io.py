@@ -42,7 +42,7 @@ import numpy as np
 from ..codecs.chain import BoundChain, chain_from_json
 from ..codecs.fill import fill_chunk, fixed_fill
 from ..codecs.merge import ChunkWrite
-from ..codecs.partial import ArrayPartialDecoder, DecodeOptions, reads_partially
+from ..codecs.partial import ArrayPartialDecoder, DecodeOptions, IndexedDecoder, reads_partially
 from ..core._typing import BytesLike, ChunkCoords, Shape
 from ..core.batches import even_runs
 from ..core.byte_range import ObjectRead, VersionedRequest
@@ -372,6 +372,9 @@ class ChunkIO(ChunkKeys):
         def decode_whole(data: list[bytes | None]) -> None:
             decode_all([(key, group, value) for (key, group), value in zip(whole, data)])
 
+        if part and self._shard_reads is not None and self.store.sends_at_once:
+            self._read_shards_as_answered(out, part, whole)
+            return
         if part and self._shard_reads is not None:
             # Stage 1: the shards' indexes with the whole chunks, which decode
             # while stage 2 fetches the shards' inner chunks, each batch of
@@ -408,19 +411,7 @@ class ChunkIO(ChunkKeys):
         chunks join the same queue (its ``map_fn`` queues them), so a few
         big shards share out as evenly as many small chunks."""
         drain: AnswerDrain[Callable[[], None]] = AnswerDrain(lambda work: work())
-
-        def queue(fn: Callable[[Any], Any], items: Sequence[Any]) -> list[None]:
-            for item in items:
-                drain.put(functools.partial(fn, item))
-            return []
-
-        queued = DecodeOptions(map_fn=queue, max_gap_nbytes=self._options.max_gap_nbytes)
-
-        def scatter(i: int, answer: ObjectRead | None) -> None:
-            key, group = whole[i]
-            with self._scratch_decoders(out) as decoders:
-                self._scatter_whole(out, key, group, None if answer is None else answer.data, decoders, queued)
-
+        scatter = self._whole_scatter(out, whole, drain)
         pending = self.store.submit_versioned([VersionedRequest(key) for key, _ in whole],
                                               on_answer=lambda i, answer: drain.put(lambda: scatter(i, answer)))
         pending.when_done(drain.close)
@@ -428,6 +419,50 @@ class ChunkIO(ChunkKeys):
             pending.result()  # a store that answers the batch all at once, here
         drain.run()  # every answer decoded, no helper still writing into out
         pending.result()  # a failed request's error
+
+    def _read_shards_as_answered(self, out: np.ndarray, part: list[tuple[str, list[Projection]]],
+                                 whole: list[tuple[str, list[Projection]]]) -> None:
+        """Shards read in part, and chunks read whole, on a store that sends
+        a batch at once: the two stages of :meth:`ShardReads.read_answered`,
+        each shard's ranges sent from the store's loop as its index comes in,
+        every answer decoded as it arrives (:class:`AnswerDrain`)."""
+        assert self._shard_reads is not None
+        drain: AnswerDrain[Callable[[], None]] = AnswerDrain(lambda work: work())
+        groups_of = {key: group for key, group in part}
+
+        def ready(key: str, decoder: IndexedDecoder) -> None:
+            self._scatter_decoded_part(out, key, groups_of[key], decoder)
+
+        self._shard_reads.read_answered(
+            [(key, [p.chunk_dim_selection for p in group]) for key, group in part], ready,
+            [key for key, _ in whole], self._whole_scatter(out, whole, drain), drain)
+
+    def _whole_scatter(self, out: np.ndarray, whole: list[tuple[str, list[Projection]]],
+                       drain: AnswerDrain[Callable[[], None]]) -> Callable[[int, ObjectRead | None], None]:
+        """``scatter(i, answer)``: the answer for ``whole[i]`` decoded into
+        ``out``, a shard's inner chunks queued on ``drain`` (its ``map_fn``
+        queues them, each error named by the shard's key)."""
+
+        def queued(key: str) -> DecodeOptions:
+            def run(fn: Callable[[Any], Any], item: Any) -> None:
+                try:
+                    fn(item)
+                except CodecError as exc:
+                    raise at_key(exc, key) from exc
+
+            def queue(fn: Callable[[Any], Any], items: Sequence[Any]) -> list[None]:
+                for item in items:
+                    drain.put(functools.partial(run, fn, item))
+                return []
+
+            return DecodeOptions(map_fn=queue, max_gap_nbytes=self._options.max_gap_nbytes)
+
+        def scatter(i: int, answer: ObjectRead | None) -> None:
+            key, group = whole[i]
+            with self._scratch_decoders(out) as decoders:
+                self._scatter_whole(out, key, group, None if answer is None else answer.data, decoders, queued(key))
+
+        return scatter
 
     def _small_read(self, nchunks: int) -> bool:
         """Whether ``nchunks`` stored chunks of fixed-size elements decode to

@@ -22,6 +22,10 @@ shard's ranges go out as soon as its own index is in, as tensorstore
 pipelines them, so a slow index, or a big shard fetched whole beside the
 indexes, holds back no other shard; elsewhere stage 2 goes out in a few
 batches once every index is in. Either way a read is two round trips deep.
+On those stores :meth:`ShardReads.read_answered` checks each index and
+sends its shard's ranges from the store's event loop, in the answer's own
+callback: a hop to a reading thread waits for the GIL while other answers
+are being received, which delayed stage 2 by 1-3 ms over HTTP.
 
 Checked indexes are kept (:class:`IndexCache`) with the shard's version and
 length, so a later read into the same shard costs one round trip. A kept
@@ -47,6 +51,7 @@ from ..core.pending import Pending, in_answer_order
 from ..errors import CodecError, StoreError, at_key
 from ..stores.abc import Store
 from .cache_hook import ChunkCache
+from .answer_drain import AnswerDrain
 from .io_pool import get_io_pool, map_io
 
 MAX_ATTEMPTS = 4
@@ -180,6 +185,74 @@ class ShardReads:
 
             steps.append(decode_whole)
         map_io(lambda step: step(), steps)
+
+    def read_answered(
+        self, wanted: Sequence[tuple[str, list[ChunkSelection]]], ready: Callable[[str, IndexedDecoder], None],
+        whole: Sequence[str], whole_ready: Callable[[int, ObjectRead | None], None],
+        drain: AnswerDrain[Callable[[], None]],
+    ) -> None:
+        """:meth:`read` on a store that sends a batch at once, driven by its
+        answers: stage 1 (the indexes not kept, and the whole values of the
+        keys ``whole``) is one batch; each index is checked, and its shard's
+        ranges sent, on the store's event loop as soon as the index is in,
+        so no thread hop (each a wait for the GIL while answers are being
+        received) delays stage 2. Decoding is work on ``drain``:
+        ``whole_ready(i, answer)`` for each whole value, ``ready(key,
+        decoder)`` for each shard once its ranges are in. The drain is run
+        here, by this thread and its helpers, and closed once every batch is
+        answered; a failed request or a decoding error is raised."""
+        plans = [self._plan(key, selections) for key, selections in wanted]
+        lock = Lock()
+        open_batches = 1  # stage 1, until it is answered
+
+        def settle() -> None:
+            nonlocal open_batches
+            with lock:
+                open_batches -= 1
+                last = open_batches == 0
+            if last:
+                drain.close()
+
+        def send(plan: _Plan) -> None:
+            nonlocal open_batches
+            sent = self._send_ranges([plan])
+            finish = functools.partial(self._finish_batch, [plan], sent, ready)
+            if not sent.live:  # nothing in flight on a loop: the drain fetches it
+                drain.put(finish)
+                return
+            with lock:
+                open_batches += 1
+
+            def answered() -> None:
+                drain.put(finish)
+                settle()
+
+            sent.answers.when_done(answered)
+
+        for plan in plans:
+            if self._use_kept_index(plan):
+                send(plan)
+        missing = [plan for plan in plans if not plan.cached]
+        n_indexes = len(missing)
+
+        def on_answer(i: int, answer: ObjectRead | None) -> None:
+            if i >= n_indexes:
+                drain.put(functools.partial(whole_ready, i - n_indexes, answer))
+                return
+            try:
+                self._take_index(missing[i], answer)
+                send(missing[i])
+            except BaseException as exc:  # noqa: BLE001 - raised by the drain, on the reading thread
+                drain.put(functools.partial(_raise, exc))
+
+        stage1 = self.store.submit_versioned(
+            [VersionedRequest(p.key, p.decoder.index_request()) for p in missing] + [VersionedRequest(k) for k in whole],
+            on_answer=on_answer)
+        stage1.when_done(settle)
+        if not stage1.live:
+            stage1.result()  # a store that answers the batch all at once, here
+        drain.run()
+        stage1.result()  # a failed request's error
 
     def _send(self, plans: list[_Plan], groups: int) -> list[tuple[list[_Plan], _SentRanges]]:
         """Stage 1, and stage 2 sent. On a store that sends a batch at once
@@ -324,9 +397,19 @@ class _SentRanges:
     answers: Pending[list[ObjectRead | None]]
     data: Pending[list[bytes | None]]
 
+    @property
+    def live(self) -> bool:
+        """Whether every request is in flight on an event loop (none waits
+        for a thread to run it)."""
+        return self.answers.live and not self.plain
+
     def wait_sent(self) -> None:
         """Until the requests are written (see :meth:`Pending.wait_sent`)."""
         self.answers.wait_sent()
+
+
+def _raise(exc: BaseException) -> None:
+    raise exc
 
 
 __all__ = ["INDEX_CACHE_ENTRIES", "IndexCache", "IndexEntry", "MAX_ATTEMPTS", "ShardReads"]

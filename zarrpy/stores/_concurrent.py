@@ -54,13 +54,9 @@ def start_on_loop(loop: asyncio.AbstractEventLoop, limit: int, func: Callable[[A
                   ) -> tuple[Future[list[T | BaseException]], threading.Event]:
     """:func:`bounded` started on ``loop`` (another thread's, as
     fsspec's ``sync`` runs it): its future, and the event set once its
-    requests are written."""
-    try:
-        running = asyncio.get_running_loop()
-    except RuntimeError:
-        running = None
-    if running is loop:
-        raise NotImplementedError("a store's blocking call from within its own event loop would wait forever")
+    requests are written. Called on ``loop`` itself (an answer's callback
+    starting the next stage), it only schedules the batch: waiting for the
+    future there would wait forever (:meth:`Pending.result` refuses to)."""
     sent = threading.Event()
     return asyncio.run_coroutine_threadsafe(bounded(limit, func, items, sent, on_each), loop), sent
 

@@ -22,6 +22,7 @@ filesystem whose session or request options are set.
 from __future__ import annotations
 
 import asyncio
+import io
 import os
 import re
 import ssl
@@ -42,6 +43,13 @@ MAX_HEAD = 64 * 1024
 PREALLOCATE = 64 * 1024 * 1024
 """Largest body buffer allocated at once from ``Content-Length`` (a longer
 body grows as it arrives, so a length the server only claims costs nothing)."""
+
+IN_PLACE_NBYTES = 64 * 1024
+"""Bodies longer than this (up to :data:`PREALLOCATE`) are received into the
+buffer of the ``bytes`` object they are handed on as (an :class:`io.BytesIO`'s,
+whose ``getvalue`` gives its buffer without a copy when nothing else holds
+it), not copied out of a ``bytearray`` at the end: a 1 MB copy into freshly
+mapped pages costs about what receiving the body does."""
 
 TIMEOUT = 300.0
 """Seconds one request may take, connecting included (aiohttp's default)."""
@@ -82,7 +90,9 @@ class _Connection(asyncio.BufferedProtocol):
         self._n = 0  # bytes of the head buffer in use
         self._status = 0
         self._headers: dict[str, str] = {}
-        self._body: bytearray | None = None  # None: still in the head
+        self._body: bytearray | memoryview | None = None  # None: still in the head
+        self._in_place: io.BytesIO | None = None  # the body is received into its buffer (_body views it)
+        self._complete = False  # every announced byte is in (an in-place body: its finish is scheduled)
         self._got = 0
         self._length = -1  # -1: until the connection ends; -2: chunked
         self._raw.clear()
@@ -98,8 +108,8 @@ class _Connection(asyncio.BufferedProtocol):
         f = self._future
         if f is None or f.done():
             return
-        if exc is None and self._body is not None and self._length == -1:
-            self._finish()  # a body that ends with the connection
+        if exc is None and self._body is not None and (self._length == -1 or self._complete):
+            self._finish()  # a body that ends with the connection, or one whose finish is scheduled
         else:
             f.set_exception(exc or ConnectionResetError("the server closed the connection"))
 
@@ -107,7 +117,10 @@ class _Connection(asyncio.BufferedProtocol):
         if self._body is None:
             return memoryview(self._head)[self._n:]
         if self._length >= 0:
+            if self._complete:  # bytes past the answer, before its scheduled finish
+                return memoryview(self._scratch)
             if self._got >= len(self._body):  # the announced length did not fit in one allocation
+                assert isinstance(self._body, bytearray)  # an in-place body is allocated whole
                 self._body.extend(bytes(min(PREALLOCATE, self._length - self._got) or 1))
             return memoryview(self._body)[self._got:]
         return memoryview(self._scratch)
@@ -123,12 +136,20 @@ class _Connection(asyncio.BufferedProtocol):
             if self._body is None:
                 self._n += nbytes
                 self._take_head()
+            elif self._complete:  # more than the answer: the connection cannot be trusted
+                self.keep_alive = False
             elif self._length >= 0:
                 self._got += nbytes
             else:
                 self._take_unframed(memoryview(self._scratch)[:nbytes])
-            if self._body is not None and self._length >= 0 and self._got >= self._length:
-                self._finish()
+            if self._body is not None and self._length >= 0 and self._got >= self._length and not self._complete:
+                if self._in_place is not None:
+                    # asyncio still holds the slice of the body it received
+                    # into (a copy would be made now): finish once it is gone.
+                    self._complete = True
+                    asyncio.get_running_loop().call_soon(self._finish_scheduled)
+                else:
+                    self._finish()
         except Exception as exc:  # noqa: BLE001 - the request fails, the connection is dropped
             self.keep_alive = False
             if self.transport is not None:
@@ -193,7 +214,13 @@ class _Connection(asyncio.BufferedProtocol):
             self._length = -1
             self.keep_alive = False
         if self._length >= 0:
-            self._body = bytearray(min(self._length, PREALLOCATE))
+            if IN_PLACE_NBYTES < self._length <= PREALLOCATE:
+                self._in_place = io.BytesIO()
+                self._in_place.seek(self._length - 1)
+                self._in_place.write(b"\0")  # sized exactly: getvalue() hands its buffer on
+                self._body = self._in_place.getbuffer()
+            else:
+                self._body = bytearray(min(self._length, PREALLOCATE))
             take = min(len(leftover), self._length)
             self._body[:take] = leftover[:take]
             if len(leftover) > take:  # more than the answer: the connection cannot be trusted
@@ -205,9 +232,10 @@ class _Connection(asyncio.BufferedProtocol):
 
     def _take_unframed(self, data: bytes | bytearray | memoryview) -> None:
         """Body bytes of a chunked or connection-ended answer."""
-        assert self._body is not None
+        body = self._body
+        assert isinstance(body, bytearray)  # no length announced: never received in place
         if self._length == -1:
-            self._body += data
+            body += data
             return
         self._raw += data
         raw, pos = self._raw, 0
@@ -235,15 +263,26 @@ class _Connection(asyncio.BufferedProtocol):
                 break
             if raw[line_end + 2 + size:line_end + 4 + size] != b"\r\n":
                 raise StoreError("a chunk's data not followed by CRLF")
-            self._body += raw[line_end + 2:line_end + 2 + size]
+            body += raw[line_end + 2:line_end + 2 + size]
             pos = line_end + 2 + size + 2
         del raw[:pos]
+
+    def _finish_scheduled(self) -> None:
+        if self._body is not None and self._complete:  # not finished by connection_lost meanwhile
+            self._finish()
 
     def _finish(self) -> None:
         body = self._body
         assert body is not None
-        got = self._got if self._length >= 0 else len(body)
-        answer = Answer(self._status, self._headers, bytes(memoryview(body)[:got]))
+        if self._in_place is not None:
+            assert isinstance(body, memoryview)
+            body.release()
+            data = self._in_place.getvalue()  # its own buffer (a copy only if a view is still held)
+            self._in_place = None
+        else:
+            got = self._got if self._length >= 0 else len(body)
+            data = bytes(memoryview(body)[:got])
+        answer = Answer(self._status, self._headers, data)
         self._body = None
         f, self._future = self._future, None
         if f is not None and not f.done():

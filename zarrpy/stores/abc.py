@@ -211,8 +211,10 @@ class Store(ABC):
 
         ``on_answer(i, answer)``, when given, is called with each request's
         answer as it comes in (on a store's event loop: there, so it must
-        only hand the answer on), before :meth:`Pending.result` returns; a
-        failed request is not, its error comes from :meth:`Pending.result`."""
+        only hand the answer on, or start the next batch: a submit from the
+        loop's thread is scheduled, never waited for), before
+        :meth:`Pending.result` returns; a failed request is not, its error
+        comes from :meth:`Pending.result`."""
         requests = list(requests)
         if on_answer is None:
             return Pending.later(lambda: self.get_versioned(requests))

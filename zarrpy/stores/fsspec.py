@@ -398,7 +398,8 @@ class FsspecStore(Store):
                 return await read(fs, paths[i], requests[i].range, requests[i].if_match)
 
             future, sent = start_on_loop(fs.loop, self.request_concurrency, one, range(len(requests)), on_answer)
-            return Pending.on_loop(future, lambda results: checked_answers(self, requests, results), sent)  # type: ignore[arg-type]
+            return Pending.on_loop(future, lambda results: checked_answers(self, requests, results), sent,  # type: ignore[arg-type]
+                                   fs.loop)
         if async_read is not None:
             return Pending.later(list)
         if sync_read is not None:

@@ -455,8 +455,10 @@ class ObjectStore(Store):
             validate_key(r.key)
         if not requests:
             return Pending.later(list)
-        future, sent = start_on_loop(get_loop(), self.request_concurrency, self._versioned, requests, on_answer)
-        return Pending.on_loop(future, lambda results: checked_answers(self, requests, results), sent)  # type: ignore[arg-type]
+        loop = get_loop()
+        future, sent = start_on_loop(loop, self.request_concurrency, self._versioned, requests, on_answer)
+        return Pending.on_loop(future, lambda results: checked_answers(self, requests, results), sent,  # type: ignore[arg-type]
+                               loop)
 
     def exists(self, key: str) -> bool:
         """Whether a value is stored under ``key``: one ``head`` request."""
