@@ -1,10 +1,17 @@
-"""Pending batches: run once, by whoever asks first; live ones in answer order."""
+"""Pending batches: run once, by whoever asks first; live ones in answer order.
+
+A live batch knows the event loop it runs on: waiting for it on that loop's
+own thread (an ``on_answer`` callback) would wait forever, so ``result()``
+refuses there until the batch is done; any other thread, and any other
+loop's (a user's ``asyncio.run``), waits as usual."""
 
 from __future__ import annotations
 
+import asyncio
 import threading
 import time
 from concurrent.futures import Future, ThreadPoolExecutor
+from typing import Any, Callable, Iterator
 
 import pytest
 
@@ -169,3 +176,72 @@ def test_when_done_racing_the_batch_runs_each_callback_once() -> None:
         for t in [runner, *threads]:
             t.join(5)
         assert counts == [1] * 8
+
+
+# -- result() on the batch's own event loop ---------------------------------------------------
+
+
+@pytest.fixture
+def loop_thread() -> Iterator[asyncio.AbstractEventLoop]:
+    """An event loop running on a thread of its own, as a store's is."""
+    loop = asyncio.new_event_loop()
+    thread = threading.Thread(target=loop.run_forever, name="store-loop", daemon=True)
+    thread.start()
+    yield loop
+    loop.call_soon_threadsafe(loop.stop)
+    thread.join(5)
+    assert not thread.is_alive()
+    loop.close()
+
+
+def _on(loop: asyncio.AbstractEventLoop, fn: Callable[[], Any]) -> Any:
+    """``fn()`` run on ``loop``'s thread: its value, or the exception it raised."""
+
+    async def call() -> Any:
+        try:
+            return fn()
+        except Exception as exc:  # noqa: BLE001 - handed back to the test
+            return exc
+
+    return asyncio.run_coroutine_threadsafe(call(), loop).result(timeout=5)
+
+
+def test_result_on_the_batchs_own_loop_is_refused_until_it_is_done(loop_thread) -> None:
+    future: Future[object] = Future()
+    p = Pending.on_loop(future, lambda raw: ["finished", raw], threading.Event(), loop_thread)
+    refused = _on(loop_thread, p.result)
+    assert isinstance(refused, NotImplementedError) and "wait forever" in str(refused)
+    future.set_result("raw")
+    assert _on(loop_thread, p.result) == ["finished", "raw"]  # done: nothing to wait for, so given there too
+    assert p.result() == ["finished", "raw"]
+
+
+def test_result_of_a_failed_batch_on_its_own_loop_raises_the_batchs_error(loop_thread) -> None:
+    future: Future[object] = Future()
+    p = Pending.on_loop(future, lambda raw: raw, threading.Event(), loop_thread)
+    future.set_exception(OSError("no answer"))
+    got = _on(loop_thread, p.result)
+    assert isinstance(got, OSError) and "no answer" in str(got)
+
+
+def test_result_on_another_thread_waits_for_a_batch_of_a_loop(loop_thread) -> None:
+    future: Future[object] = Future()
+    p = Pending.on_loop(future, lambda raw: raw, threading.Event(), loop_thread)
+    loop_thread.call_soon_threadsafe(loop_thread.call_later, 0.05, future.set_result, "late")
+    t = time.monotonic()
+    assert p.result() == "late"
+    assert 0.04 <= time.monotonic() - t < 5  # it waited for the answer
+
+
+def test_result_on_another_event_loop_waits_rather_than_refuses(loop_thread) -> None:
+    """A user's own loop (``asyncio.run`` on the main thread) calling
+    blocking code: the batch runs on another loop, so waiting is fine."""
+    future: Future[object] = Future()
+    p = Pending.on_loop(future, lambda raw: raw, threading.Event(), loop_thread)
+    loop_thread.call_soon_threadsafe(loop_thread.call_later, 0.05, future.set_result, "answered")
+
+    async def users_code() -> Any:
+        assert asyncio.get_running_loop() is not loop_thread
+        return p.result()
+
+    assert asyncio.run(users_code()) == "answered"

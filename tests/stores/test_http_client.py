@@ -7,6 +7,13 @@ raw-socket server here (:class:`RawServer`) that sends hand-crafted bytes,
 split across several sends when a test wants the client's parsing to see
 partial heads, chunk-size lines and bodies. Nothing of the client is mocked;
 a few tests count calls of its methods (spies that call through).
+
+Bodies longer than ``IN_PLACE_NBYTES`` are received straight into the
+buffer of the ``bytes`` they are handed on as, and finished one loop
+iteration later (asyncio still holds a slice of that buffer while
+``buffer_updated`` runs): the last section checks that such bodies arrive
+intact, that bytes after them or a close right after them are handled, and
+that the body is not copied once more at the end (``tracemalloc``).
 """
 
 from __future__ import annotations
@@ -19,6 +26,7 @@ import socket
 import ssl
 import threading
 import time
+import tracemalloc
 import warnings
 from pathlib import Path
 from typing import Any, Awaitable, Callable, Iterator, Sequence
@@ -29,7 +37,7 @@ import pytest
 from bench.http_server import serve_directory
 from zarrpy.errors import StoreError
 from zarrpy.stores import _fsspec_versioned, _http_client
-from zarrpy.stores._http_client import ENV_VAR, MAX_HEAD, Answer, LeanClient, plain_client_for
+from zarrpy.stores._http_client import ENV_VAR, IN_PLACE_NBYTES, MAX_HEAD, Answer, LeanClient, plain_client_for
 
 CLOSE = "close"
 """A :class:`RawServer` action: close the connection (a FIN, nothing more is sent)."""
@@ -532,7 +540,9 @@ def test_no_retry_once_part_of_the_answer_came() -> None:
     answer(b"0123456789")[:-5],  # Content-Length 10, 5 bytes sent
     b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n5\r\nhello\r\n",  # no last chunk
     b"HTTP/1.1 200 OK\r\nContent-Length: 1000000000000\r\n\r\nhello",  # a length only claimed
-], ids=["content-length", "chunked", "claimed-length"])
+    answer(bytes(range(256)) * 1024)[:-5],  # received in place: all but the last 5 bytes sent
+    b"HTTP/1.1 200 OK\r\nContent-Length: 200000\r\n\r\nhello",  # received in place: only begun
+], ids=["content-length", "chunked", "claimed-length", "in-place", "in-place-begun"])
 def test_a_body_cut_short_by_the_connection_is_an_error(wire: bytes) -> None:
     with RawServer(by_path({"/x": [wire, 0.02, CLOSE]})) as server:
         with pytest.raises(ConnectionError):
@@ -891,3 +901,170 @@ def test_https_refuses_an_untrusted_certificate_by_default(certificate) -> None:
 def test_tls_context_is_the_verifying_default() -> None:
     ctx = _http_client.tls_context()
     assert ctx.verify_mode == ssl.CERT_REQUIRED and ctx.check_hostname
+
+
+# -- bodies above IN_PLACE_NBYTES: received into the bytes handed on --------------------------
+
+
+def _random_bytes(n: int, seed: int) -> bytes:
+    return np.random.default_rng(seed).integers(0, 256, n, dtype=np.uint8).tobytes()
+
+
+def _count_scheduled_finishes(monkeypatch: pytest.MonkeyPatch) -> list[int]:
+    """Spy (calling through) on ``_Connection._finish_scheduled``: one entry per
+    body whose finish was scheduled, i.e. received in place."""
+    calls: list[int] = []
+    original = _http_client._Connection._finish_scheduled
+
+    def counting(self: Any) -> None:
+        calls.append(1)
+        original(self)
+
+    monkeypatch.setattr(_http_client._Connection, "_finish_scheduled", counting)
+    return calls
+
+
+@pytest.mark.parametrize("size", [IN_PLACE_NBYTES - 1, IN_PLACE_NBYTES, IN_PLACE_NBYTES + 1, 3 * 1024 * 1024 + 7],
+                         ids=["below", "at", "above", "3MB"])
+def test_bodies_around_in_place_nbytes_arrive_intact(size: int, monkeypatch: pytest.MonkeyPatch) -> None:
+    body = _random_bytes(size, size)
+    scheduled = _count_scheduled_finishes(monkeypatch)
+    split = 4093 if size < 1 << 20 else 100_003  # many sends, none aligned with the head or the body
+    table = {"/x": pieces(answer(body, 'ETag: "e"'), split, pause=0.001), "/after": [answer(b"after")]}
+    with RawServer(by_path(table)) as server:
+
+        async def reads(client: LeanClient) -> list[Answer | None]:
+            return [await client.get(server.url("/x"), {}), await client.get(server.url("/after"), {})]
+
+        got, after = run(reads)
+    assert type(got.body) is bytes
+    assert got.status == 200 and len(got.body) == size and got.body == body
+    assert got.headers["etag"] == '"e"'
+    assert len(scheduled) == (1 if size > IN_PLACE_NBYTES else 0)  # received in place only above the bound
+    assert after.body == b"after" and server.accepted == 1  # the body was taken exactly: the connection kept
+
+
+def test_two_in_place_answers_back_to_back_share_one_connection(monkeypatch: pytest.MonkeyPatch) -> None:
+    first, second = _random_bytes(IN_PLACE_NBYTES * 4 + 3, 1), _random_bytes(IN_PLACE_NBYTES + 100, 2)
+    scheduled = _count_scheduled_finishes(monkeypatch)
+    table = {"/a": pieces(answer(first), 30_011, pause=0.001), "/b": [answer(second)]}
+    with RawServer(by_path(table)) as server:
+
+        async def reads(client: LeanClient) -> list[Answer | None]:
+            return [await client.get(server.url("/a"), {}), await client.get(server.url("/b"), {})]
+
+        a, b = run(reads)
+    assert (type(a.body), type(b.body)) == (bytes, bytes)
+    assert a.body == first and b.body == second
+    assert server.connections() == [1, 1]  # the second request went out on the first's connection
+    assert len(scheduled) == 2
+
+
+@pytest.fixture(params=["http", "https"])
+def scheme(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> tuple[str, ssl.SSLContext | None]:
+    """``http``, or ``https`` with the test certificate trusted (over TLS,
+    asyncio reads again before the scheduled finish: bytes past the body
+    reach the client while it is still pending)."""
+    if request.param == "http":
+        return "http", None
+    cert_path, _ = certificate = request.getfixturevalue("certificate")
+    monkeypatch.setattr(_http_client, "tls_context", lambda: ssl.create_default_context(cafile=str(cert_path)))
+    return "https", _server_context(certificate)
+
+
+@pytest.mark.parametrize("split", [None, 8191])
+def test_an_in_place_body_followed_by_more_bytes_drops_the_connection(scheme, split: int | None) -> None:
+    name, tls = scheme
+    body = _random_bytes(IN_PLACE_NBYTES * 3 + 17, 3)
+    wire = answer(body) + b"GARBAGE"
+    table = {"/a": [wire] if split is None else pieces(wire, split), "/b": [answer(b"clean")]}
+    with RawServer(by_path(table), tls=tls) as server:
+
+        async def reads(client: LeanClient) -> list[Answer | None]:
+            return [await client.get(server.url("/a", name), {}), await client.get(server.url("/b", name), {})]
+
+        first, second = run(reads)
+    assert first.status == 200 and first.body == body
+    assert second.body == b"clean"  # not b"GARBAGE..." taken for the next answer's head
+    assert server.accepted == 2 and server.connections() == [1, 2]  # the stray bytes' connection was not reused
+
+
+@pytest.mark.parametrize("size", [40_000, IN_PLACE_NBYTES, IN_PLACE_NBYTES + 1], ids=["below", "at", "above"])
+def test_more_bytes_after_a_body_in_pieces_drop_the_connection_whatever_its_length(size: int) -> None:
+    """The same wire as above, with bodies either side of IN_PLACE_NBYTES:
+    the body comes in pieces, so its last read takes exactly its last
+    bytes and the stray ones (sent with them) are read next. The
+    connection must be dropped whatever the body's length: the stray bytes
+    must not be taken for the next answer's head."""
+    body = _random_bytes(size, size)
+    wire = answer(body) + b"GARBAGE"
+    table = {"/a": pieces(wire, 8191), "/b": [answer(b"clean")]}
+    with RawServer(by_path(table)) as server:
+
+        async def reads(client: LeanClient) -> list[Answer | BaseException | None]:
+            first = await client.get(server.url("/a"), {})
+            try:
+                return [first, await client.get(server.url("/b"), {})]
+            except StoreError as exc:  # the stray bytes parsed as the next answer's head
+                return [first, exc]
+
+        first, second = run(reads)
+    assert first.body == body  # type: ignore[union-attr]
+    assert not isinstance(second, BaseException), f"the next request failed: {second!r}"
+    assert second.body == b"clean" and server.accepted == 2  # type: ignore[union-attr]
+
+
+@pytest.mark.parametrize("close_header", [True, False], ids=["connection-close", "kept-alive-but-closed"])
+@pytest.mark.parametrize("split", [None, 8191])
+def test_an_in_place_body_with_the_close_right_after_its_last_byte_is_an_answer(scheme, split: int | None,
+                                                                                close_header: bool) -> None:
+    """The server closes the connection right after the body's last byte
+    (no pause): the close may come in before the scheduled finish; the
+    complete body is still the answer, not a connection error."""
+    name, tls = scheme
+    body = _random_bytes(IN_PLACE_NBYTES * 2 + 5, 4)
+    wire = answer(body, *(["Connection: close"] if close_header else []))
+    table = {"/a": [*([wire] if split is None else pieces(wire, split)), CLOSE], "/b": [answer(b"next")]}
+    with RawServer(by_path(table), tls=tls) as server:
+
+        async def reads(client: LeanClient) -> list[Answer | None]:
+            return [await client.get(server.url("/a", name), {}), await client.get(server.url("/b", name), {})]
+
+        first, second = run(reads)
+    assert first.status == 200 and type(first.body) is bytes and first.body == body
+    assert second.body == b"next" and server.accepted == 2
+
+
+def test_an_in_place_body_cut_short_after_many_pieces_is_an_error() -> None:
+    body = _random_bytes(IN_PLACE_NBYTES * 8, 5)
+    table = {"/x": [*pieces(answer(body)[:-1], 50_000, pause=0.001), 0.02, CLOSE]}  # all but the last byte
+    with RawServer(by_path(table)) as server:
+        with pytest.raises((StoreError, ConnectionError)):
+            run(lambda c: c.get(server.url(), {}))
+
+
+def test_an_in_place_body_is_not_copied_at_the_end() -> None:
+    """A 16 MB body is one allocation of its length: the bytes handed on are
+    the buffer it was received into (a copy at the end would double the
+    peak). Traced only around the request itself, on a connection opened
+    before, so the server's side (built beforehand) and setup do not count."""
+    size = 16 * 1024 * 1024
+    body = _random_bytes(size, 6)
+    table = {"/x": pieces(answer(body), 1 << 20, pause=0.001), "/warm": [answer(b"warm")]}
+    with RawServer(by_path(table)) as server:
+
+        async def read(client: LeanClient) -> tuple[Answer | None, int]:
+            assert (await client.get(server.url("/warm"), {})).body == b"warm"  # type: ignore[union-attr]
+            tracemalloc.start()
+            try:
+                got = await client.get(server.url("/x"), {})
+                _, peak = tracemalloc.get_traced_memory()
+            finally:
+                tracemalloc.stop()
+            return got, peak
+
+        got, peak = run(read)
+    assert server.accepted == 1
+    assert type(got.body) is bytes and got.body == body
+    assert peak >= size  # the body itself was traced: the measurement saw the request
+    assert peak < 1.5 * size, f"peak {peak / size:.2f}x the body: it was copied"
