@@ -910,14 +910,15 @@ def _random_bytes(n: int, seed: int) -> bytes:
     return np.random.default_rng(seed).integers(0, 256, n, dtype=np.uint8).tobytes()
 
 
-def _count_scheduled_finishes(monkeypatch: pytest.MonkeyPatch) -> list[int]:
+def _count_scheduled_finishes(monkeypatch: pytest.MonkeyPatch) -> list[bool]:
     """Spy (calling through) on ``_Connection._finish_scheduled``: one entry per
-    body whose finish was scheduled, i.e. received in place."""
-    calls: list[int] = []
+    body finished (every finish is scheduled), True where it was received in
+    place."""
+    calls: list[bool] = []
     original = _http_client._Connection._finish_scheduled
 
     def counting(self: Any) -> None:
-        calls.append(1)
+        calls.append(self._in_place is not None)
         original(self)
 
     monkeypatch.setattr(_http_client._Connection, "_finish_scheduled", counting)
@@ -940,7 +941,7 @@ def test_bodies_around_in_place_nbytes_arrive_intact(size: int, monkeypatch: pyt
     assert type(got.body) is bytes
     assert got.status == 200 and len(got.body) == size and got.body == body
     assert got.headers["etag"] == '"e"'
-    assert len(scheduled) == (1 if size > IN_PLACE_NBYTES else 0)  # received in place only above the bound
+    assert scheduled == [size > IN_PLACE_NBYTES, False]  # received in place only above the bound
     assert after.body == b"after" and server.accepted == 1  # the body was taken exactly: the connection kept
 
 
@@ -957,7 +958,7 @@ def test_two_in_place_answers_back_to_back_share_one_connection(monkeypatch: pyt
     assert (type(a.body), type(b.body)) == (bytes, bytes)
     assert a.body == first and b.body == second
     assert server.connections() == [1, 1]  # the second request went out on the first's connection
-    assert len(scheduled) == 2
+    assert scheduled == [True, True]
 
 
 @pytest.fixture(params=["http", "https"])

@@ -92,7 +92,7 @@ class _Connection(asyncio.BufferedProtocol):
         self._headers: dict[str, str] = {}
         self._body: bytearray | memoryview | None = None  # None: still in the head
         self._in_place: io.BytesIO | None = None  # the body is received into its buffer (_body views it)
-        self._complete = False  # every announced byte is in (an in-place body: its finish is scheduled)
+        self._complete = False  # every announced byte is in: its finish is scheduled
         self._got = 0
         self._length = -1  # -1: until the connection ends; -2: chunked
         self._raw.clear()
@@ -143,13 +143,12 @@ class _Connection(asyncio.BufferedProtocol):
             else:
                 self._take_unframed(memoryview(self._scratch)[:nbytes])
             if self._body is not None and self._length >= 0 and self._got >= self._length and not self._complete:
-                if self._in_place is not None:
-                    # asyncio still holds the slice of the body it received
-                    # into (a copy would be made now): finish once it is gone.
-                    self._complete = True
-                    asyncio.get_running_loop().call_soon(self._finish_scheduled)
-                else:
-                    self._finish()
+                # Finish on the loop's next turn: asyncio still holds the
+                # slice an in-place body was received into (a copy would be
+                # made now), and bytes past the answer that are already on
+                # the socket are seen first, so the connection is not reused.
+                self._complete = True
+                asyncio.get_running_loop().call_soon(self._finish_scheduled)
         except Exception as exc:  # noqa: BLE001 - the request fails, the connection is dropped
             self.keep_alive = False
             if self.transport is not None:
