@@ -24,6 +24,7 @@ decoder, is :func:`~zarrpy.codecs.partial.reads_partially`'s to say.
 from __future__ import annotations
 
 import math
+import os
 from typing import Any, Iterable, Sequence
 
 import numpy as np
@@ -39,9 +40,13 @@ from ..fill import fill_variable
 from ._layout import InnerWork, ShardLayout, gather_variable, normalise_selection
 from .index import NAME, ShardIndex
 
-DECODE_GROUPS = 8
+DECODE_GROUPS = min(8, max(2, os.cpu_count() or 2))
 """Inner chunks decoded whole are handed to ``map_fn`` in at most this many
-groups (a partial read's and a whole shard's decode alike)."""
+groups (a partial read's and a whole shard's decode alike): one per core, up
+to 8. Each group costs more than its Python overhead when groups run side by
+side (on 2 cores a 169-chunk region read took 35.9 ms of CPU in 8 groups,
+32.6 in 2, and 20.2 ms against 17.7 ms of wall time), so no more groups than
+there are cores to run them."""
 
 DEFAULT_MAX_GAP_NBYTES = 64 * 1024
 """Ranges this close together are read as one (cheaper than a second request)."""
