@@ -8,12 +8,29 @@ runs its requests concurrently on one event loop, at most the store's
 from __future__ import annotations
 
 import asyncio
+import sys
 import threading
 from concurrent.futures import Future
-from typing import Awaitable, Callable, Sequence, TypeVar
+from typing import Any, Awaitable, Callable, Coroutine, Sequence, TypeVar
 
 A = TypeVar("A")
 T = TypeVar("T")
+
+
+EAGER_TASKS = sys.version_info >= (3, 12)
+"""Whether tasks can start eagerly (Python 3.12's ``eager_start``): a
+request's task then runs up to its first wait, writing the request, inside
+the call that starts it, not on a later turn of the loop, where answers
+being received and decoded may come first."""
+
+
+def start_task(coro: Coroutine[Any, Any, T]) -> asyncio.Task[T]:
+    """A task for ``coro`` on the running loop, started eagerly where Python
+    can (:data:`EAGER_TASKS`)."""
+    loop = asyncio.get_running_loop()
+    if EAGER_TASKS:
+        return asyncio.Task(coro, loop=loop, eager_start=True)  # type: ignore[call-arg]
+    return loop.create_task(coro)
 
 
 def concurrency_setting(n: int) -> int:
@@ -40,7 +57,7 @@ async def bounded(limit: int, func: Callable[[A], Awaitable[T]], items: Sequence
             on_each(i, result)
         return result
 
-    tasks = [asyncio.ensure_future(one(i)) for i in range(len(items))]
+    tasks = [start_task(one(i)) for i in range(len(items))]  # each written at once where it can be
     if sent is not None:
         try:
             await asyncio.sleep(0)  # each task runs to its first wait: its request is on the wire
@@ -55,10 +72,31 @@ def start_on_loop(loop: asyncio.AbstractEventLoop, limit: int, func: Callable[[A
     """:func:`bounded` started on ``loop`` (another thread's, as
     fsspec's ``sync`` runs it): its future, and the event set once its
     requests are written. Called on ``loop`` itself (an answer's callback
-    starting the next stage), it only schedules the batch: waiting for the
-    future there would wait forever (:meth:`Pending.result` refuses to)."""
+    starting the next stage), it starts the batch there and then (see
+    :func:`start_task`); waiting for the future there would wait forever
+    (:meth:`Pending.result` refuses to)."""
     sent = threading.Event()
-    return asyncio.run_coroutine_threadsafe(bounded(limit, func, items, sent, on_each), loop), sent
+    coro = bounded(limit, func, items, sent, on_each)
+    try:
+        running: asyncio.AbstractEventLoop | None = asyncio.get_running_loop()
+    except RuntimeError:
+        running = None
+    if running is not loop:
+        return asyncio.run_coroutine_threadsafe(coro, loop), sent
+    # On the loop itself: started here (its requests written before this
+    # returns, where tasks start eagerly), not after a hop through the loop.
+    future: Future[list[T | BaseException]] = Future()
+    start_task(coro).add_done_callback(lambda task: _copy_outcome(task, future))
+    return future, sent
 
 
-__all__ = ["bounded", "start_on_loop", "concurrency_setting"]
+def _copy_outcome(task: asyncio.Task[T], future: Future[T]) -> None:
+    if task.cancelled():
+        future.cancel()
+    elif (exc := task.exception()) is not None:
+        future.set_exception(exc)
+    else:
+        future.set_result(task.result())
+
+
+__all__ = ["EAGER_TASKS", "bounded", "concurrency_setting", "start_on_loop", "start_task"]
