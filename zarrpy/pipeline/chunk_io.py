@@ -504,8 +504,11 @@ class ChunkIO(ChunkKeys):
             n = -(-(r.stop - r.start) // ic)
             if isinstance(sel, slice):
                 start, stop, step = sel.indices(r.stop - r.start)
-                touched = n if step <= ic and start < ic and stop > (n - 1) * ic else np.unique(
-                    np.arange(start, stop, step) // ic).size
+                if step > ic:  # may skip inner chunks
+                    touched = np.unique(np.arange(start, stop, step) // ic).size
+                else:  # every inner chunk from the first index's to the last's
+                    count = len(range(start, stop, step))
+                    touched = 0 if count == 0 else (start + (count - 1) * step) // ic - start // ic + 1
             else:
                 touched = np.unique(np.asarray(sel) // ic).size
             if touched != n:
