@@ -22,7 +22,8 @@ import pytest
 
 pytest.importorskip("aiohttp")
 
-from bench.http_server import LoggedRequest, LoopbackServer, RangeHandler, serve_directory  # noqa: E402
+from bench.http_server import LoggedRequest, LoopbackServer, serve_directory  # noqa: E402
+from tests.stores.failing_http import FailingHandler  # noqa: E402
 
 import zarrpy  # noqa: E402
 from zarrpy.errors import StoreError  # noqa: E402
@@ -34,17 +35,6 @@ SHAPE, CHUNKS = (96, 96), (16, 16)  # 6 x 6 chunks
 REGION = (slice(5, 90), slice(3, 95))  # touches all 36 chunks, most of them in part
 SLOW_KEY = "c/2/3"
 NCHUNKS = 36
-
-
-class FailingHandler(RangeHandler):
-    """The loopback server's handler, answering 500 for the paths in
-    ``server.failing_paths``."""
-
-    def send_head(self) -> Any:
-        if any(self.path.endswith(p) for p in getattr(self.server, "failing_paths", ())):
-            self.send_error(500, "injected failure")
-            return None
-        return super().send_head()
 
 
 @pytest.fixture(scope="module")

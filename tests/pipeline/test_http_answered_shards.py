@@ -31,7 +31,8 @@ pytest.importorskip("aiohttp")
 
 import google_crc32c  # noqa: E402
 
-from bench.http_server import LoggedRequest, LoopbackServer, RangeHandler, serve_directory  # noqa: E402
+from bench.http_server import LoggedRequest, LoopbackServer, serve_directory  # noqa: E402
+from tests.stores.failing_http import FailingHandler  # noqa: E402
 
 import zarrpy  # noqa: E402
 from zarrpy.errors import ChunkDecodeError, StoreError, ZarrpyError  # noqa: E402
@@ -45,18 +46,6 @@ REGION = (slice(10, 170), slice(7, 180))  # shard c/0/0 wanted whole, the three 
 IN_PART = ("c/0/1", "c/1/0", "c/1/1")
 FILL = 7
 ZSTD = {"name": "zstd", "configuration": {"level": 1}}
-
-
-class FailingHandler(RangeHandler):
-    """The loopback server's handler, answering 500 to the requests
-    ``server.fails(path, Range header)`` says (None: none)."""
-
-    def send_head(self) -> Any:
-        fails = getattr(self.server, "fails", None)
-        if fails is not None and fails(self.path, self.headers.get("Range")):
-            self.send_error(500, "injected failure")
-            return None
-        return super().send_head()
 
 
 def _data(seed: int = 0) -> np.ndarray:

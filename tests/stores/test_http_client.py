@@ -496,10 +496,9 @@ def test_a_kept_alive_connection_closed_on_the_next_request_is_retried_once() ->
     assert server.connections() == [1, 1, 2]  # /b: dropped unanswered, then sent again on a new connection
 
 
-def test_the_retry_is_only_once() -> None:
-    def respond(server: RawServer, n: int, head: str) -> Sequence[Any]:
-        return [answer(b"fine")] if server.paths() == ["/a"] else [CLOSE]
-
+def _b_after_a_fails(respond: Any) -> RawServer:
+    """``/a``, then ``/b`` on the same client, whose request must fail with a
+    ConnectionError; the server, stopped, for its log."""
     with RawServer(respond) as server:
 
         async def reads(client: LeanClient) -> Answer | None:
@@ -508,6 +507,14 @@ def test_the_retry_is_only_once() -> None:
 
         with pytest.raises(ConnectionError):
             run(reads)
+    return server
+
+
+def test_the_retry_is_only_once() -> None:
+    def respond(server: RawServer, n: int, head: str) -> Sequence[Any]:
+        return [answer(b"fine")] if server.paths() == ["/a"] else [CLOSE]
+
+    server = _b_after_a_fails(respond)
     assert server.connections() == [1, 1, 2]  # the retry failed too: no third attempt
 
 
@@ -525,14 +532,7 @@ def test_no_retry_once_part_of_the_answer_came() -> None:
     def respond(server: RawServer, n: int, head: str) -> Sequence[Any]:
         return [answer(b"fine")] if server.paths() == ["/a"] else [b"HTTP/1.1 200 OK\r\nContent-Le", 0.02, CLOSE]
 
-    with RawServer(respond) as server:
-
-        async def reads(client: LeanClient) -> Answer | None:
-            await client.get(server.url("/a"), {})
-            return await client.get(server.url("/b"), {})
-
-        with pytest.raises(ConnectionError):
-            run(reads)
+    server = _b_after_a_fails(respond)
     assert server.connections() == [1, 1]
 
 

@@ -20,7 +20,8 @@ from typing import Any, Iterator
 import numpy as np
 import pytest
 
-from bench.http_server import LoopbackServer, RangeHandler, serve_directory
+from bench.http_server import LoopbackServer, serve_directory
+from tests.stores.failing_http import FailingHandler
 from zarrpy.core.byte_range import ObjectRead, RangeRequest, SuffixRequest, VersionedRequest
 from zarrpy.core.pending import Pending
 from zarrpy.errors import StoreError
@@ -111,17 +112,6 @@ def test_memory_store_failed_request_is_not_handed_on() -> None:
 
 
 # -- over HTTP: the store's event loop hands each answer on as it arrives -----------------------
-
-
-class FailingHandler(RangeHandler):
-    """The loopback server's handler, answering 500 for the paths in
-    ``server.failing_paths``."""
-
-    def send_head(self) -> Any:
-        if any(self.path.endswith(p) for p in getattr(self.server, "failing_paths", ())):
-            self.send_error(500, "injected failure")
-            return None
-        return super().send_head()
 
 
 @pytest.fixture(scope="module")
