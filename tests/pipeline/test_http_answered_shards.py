@@ -301,6 +301,25 @@ def test_a_corrupt_inner_chunk_of_a_shard_read_whole_names_the_shard(served, sel
     np.testing.assert_array_equal(a[other], data[other])  # the handle reads on after the error
 
 
+@pytest.mark.parametrize("inner", [0, 5], ids=["taken-whole", "taken-in-part"])
+def test_a_corrupt_inner_chunk_of_a_shard_read_in_part_names_the_shard(served, inner: int) -> None:
+    """Shard c/1/1 is read in part (its index, then its ranges); its inner
+    chunks decode as work queued on the drain (not on the pool), whose
+    error names the shard's key; the handle reads on afterwards."""
+    url, local, data, server = served
+    _corrupt_inner_chunk(local / "c" / "1" / "1", inner=inner)
+    a = zarrpy.open_array(url, mode="r")
+    t = time.monotonic()
+    with pytest.raises(ChunkDecodeError) as caught:
+        a[REGION]
+    assert time.monotonic() - t < 10
+    assert "'c/1/1'" in str(caught.value)
+    ranges = [e.range for e in _reads(server, "c/1/1")]
+    assert ranges[0] is not None and ranges[0].startswith("bytes=-") and len(ranges) > 1  # index, then ranges
+    other = (slice(0, 120), slice(0, 250))
+    np.testing.assert_array_equal(a[other], data[other])
+
+
 def _fail_index(key: str) -> Callable[[str, str | None], bool]:
     return lambda path, rng: path.endswith("/s.zarr/" + key) and rng is not None and rng.startswith("bytes=-")
 

@@ -208,13 +208,17 @@ class ArrayPartialDecoder(ABC):
         it. Default: False (it would only copy)."""
         return False
 
-    def decode_selections_into(self, selections: Sequence[ChunkSelection], dests: Sequence[np.ndarray]) -> bool:
+    def decode_selections_into(self, selections: Sequence[ChunkSelection], dests: Sequence[np.ndarray],
+                               map_fn: MapFn | None = None) -> bool:
         """:meth:`decode_selections` with each selection written into its
         ``dests`` entry (writable, shaped like the selection, of the chunk's
         fixed-size numpy dtype; maybe a view into a bigger array). False, with
         nothing written, when the chunk is missing (the caller fills).
-        Default: decode the selections, then copy them in (zarrs'
-        ``partial_decode_into``)."""
+        ``map_fn``, when given, runs this call's independent pieces instead of
+        the decoder's own: it is called last, with nothing done after it, so
+        a caller that waits for the work itself may pass one that only
+        queues it (see :class:`DecodeOptions`). Default: decode the
+        selections, then copy them in (zarrs' ``partial_decode_into``)."""
         parts = self.decode_selections(selections)
         if any(part is None for part in parts):
             return False

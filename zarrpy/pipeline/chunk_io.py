@@ -42,7 +42,7 @@ import numpy as np
 from ..codecs.chain import BoundChain, chain_from_json
 from ..codecs.fill import fill_chunk, fixed_fill
 from ..codecs.merge import ChunkWrite
-from ..codecs.partial import ArrayPartialDecoder, DecodeOptions, IndexedDecoder, reads_partially
+from ..codecs.partial import ArrayPartialDecoder, DecodeOptions, IndexedDecoder, MapFn, reads_partially
 from ..core._typing import BytesLike, ChunkCoords, Shape
 from ..core.batches import even_runs
 from ..core.byte_range import ObjectRead, VersionedRequest
@@ -431,7 +431,9 @@ class ChunkIO(ChunkKeys):
         groups_of = {key: group for key, group in part}
 
         def ready(key: str, decoder: IndexedDecoder) -> None:
-            self._scatter_decoded_part(out, key, groups_of[key], decoder)
+            # Its inner chunks join the drain, not the pool: a drain thread
+            # waiting on the pool would wait for helpers busy with the drain.
+            self._scatter_decoded_part(out, key, groups_of[key], decoder, _queue_on(drain, key))
 
         self._shard_reads.read_answered(
             [(key, [p.chunk_dim_selection for p in group]) for key, group in part], ready,
@@ -443,24 +445,11 @@ class ChunkIO(ChunkKeys):
         ``out``, a shard's inner chunks queued on ``drain`` (its ``map_fn``
         queues them, each error named by the shard's key)."""
 
-        def queued(key: str) -> DecodeOptions:
-            def run(fn: Callable[[Any], Any], item: Any) -> None:
-                try:
-                    fn(item)
-                except CodecError as exc:
-                    raise at_key(exc, key) from exc
-
-            def queue(fn: Callable[[Any], Any], items: Sequence[Any]) -> list[None]:
-                for item in items:
-                    drain.put(functools.partial(run, fn, item))
-                return []
-
-            return DecodeOptions(map_fn=queue, max_gap_nbytes=self._options.max_gap_nbytes)
-
         def scatter(i: int, answer: ObjectRead | None) -> None:
             key, group = whole[i]
+            queued = DecodeOptions(map_fn=_queue_on(drain, key), max_gap_nbytes=self._options.max_gap_nbytes)
             with self._scratch_decoders(out) as decoders:
-                self._scatter_whole(out, key, group, None if answer is None else answer.data, decoders, queued(key))
+                self._scatter_whole(out, key, group, None if answer is None else answer.data, decoders, queued)
 
         return scatter
 
@@ -544,7 +533,8 @@ class ChunkIO(ChunkKeys):
             # the bytes in hand, each taken whole straight into ``out``, not
             # the whole shard into a new array that is then copied.
             reader = BytesReader(memoryview(data).cast("B"))
-            self._scatter_decoded_part(out, key, group, bound.partial_decoder(reader, self._options))
+            self._scatter_decoded_part(out, key, group, bound.partial_decoder(reader, self._options),
+                                       None if into_options is None else into_options.map_fn)
             return
         try:
             if dest is not None and bound.decode_into(data, dest, into_options or self._options):
@@ -576,12 +566,17 @@ class ChunkIO(ChunkKeys):
             self._scatter_decoded_part(out, key, group, bound.partial_decoder(reader, self._options))
 
     def _scatter_decoded_part(
-        self, out: np.ndarray, key: str, group: list[Projection], decoder: ArrayPartialDecoder
+        self, out: np.ndarray, key: str, group: list[Projection], decoder: ArrayPartialDecoder,
+        into_map: MapFn | None = None,
     ) -> None:
+        """The selections of ``group`` from one stored chunk's ``decoder``
+        into ``out``: straight into their boxes where they can be (with
+        ``into_map``, when given, running the decoder's pieces: it may only
+        queue them), else decoded and copied."""
         dests = self._part_dests(out, decoder, group)
         if dests is not None:
             try:
-                if decoder.decode_selections_into([p.chunk_dim_selection for p in group], dests):
+                if decoder.decode_selections_into([p.chunk_dim_selection for p in group], dests, into_map):
                     return
             except CodecError as exc:
                 raise at_key(exc, key) from exc
@@ -957,6 +952,25 @@ def _outside(keep: Shape, shape: Shape) -> list[tuple[slice, ...]]:
             slice(0, keep[i]) if i < d else slice(k, n) if i == d else slice(0, shape[i]) for i in range(len(shape))
         ))
     return boxes
+
+
+def _queue_on(drain: AnswerDrain[Callable[[], None]], key: str) -> MapFn:
+    """A ``map_fn`` that queues each piece on ``drain`` (returning no
+    results), its decoding errors named by ``key``: for the decoders that
+    call their ``map_fn`` last (see :class:`DecodeOptions`)."""
+
+    def run(fn: Callable[[Any], Any], item: Any) -> None:
+        try:
+            fn(item)
+        except CodecError as exc:
+            raise at_key(exc, key) from exc
+
+    def queue(fn: Callable[[Any], Any], items: Sequence[Any]) -> list[Any]:
+        for item in items:
+            drain.put(functools.partial(run, fn, item))
+        return []
+
+    return queue
 
 
 __all__ = [

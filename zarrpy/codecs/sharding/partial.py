@@ -34,7 +34,7 @@ from ...core.batches import even_runs
 from ...core.byte_range import ByteRequest, RangeRequest, ShortRead, SuffixRequest, coalesce_ranges, read_coalesced
 from ...errors import ChunkDecodeError
 from ...core.byte_reader import ByteReader, RangeReader
-from ..partial import DecodeOptions, IndexedDecoder, reads_partially
+from ..partial import DecodeOptions, IndexedDecoder, MapFn, reads_partially
 from ...core.indexing import ChunkProjection, OrthogonalIndexer, whole_chunk_box
 from ..fill import fill_variable
 from ._layout import InnerWork, ShardLayout, gather_variable, normalise_selection
@@ -212,7 +212,8 @@ class ShardPartialDecoder(IndexedDecoder):
         """Whether :meth:`decode_selections_into` can be used (fixed-size elements)."""
         return not self.layout.is_variable
 
-    def decode_selections_into(self, selections: Sequence[tuple[Any, ...]], dests: Sequence[np.ndarray]) -> bool:
+    def decode_selections_into(self, selections: Sequence[tuple[Any, ...]], dests: Sequence[np.ndarray],
+                               map_fn: MapFn | None = None) -> bool:
         """:meth:`decode_selections` of a fixed-size shard, each selection
         written into its ``dests`` entry (writable, shaped like the
         selection, maybe a view into a bigger array) instead of a new array:
@@ -265,8 +266,9 @@ class ShardPartialDecoder(IndexedDecoder):
                 assert block is not None  # a stored inner chunk
                 dest[proj.out_selection] = block.array.reshape(proj.out_block_shape)
 
-        self._map(read_and_decode, even_runs(whole, DECODE_GROUPS))
-        self._map(decode_part, list(in_part.items()))
+        run = map_fn or self._map  # called last: a map_fn that only queues the work may be given
+        run(read_and_decode, even_runs(whole, DECODE_GROUPS))
+        run(decode_part, list(in_part.items()))
         return True
 
     def _read_in_part(self, projections: Iterable[tuple[int, ChunkProjection]]) -> set[int]:
