@@ -254,6 +254,23 @@ class IndexedDecoder(ArrayPartialDecoder):
     def byte_ranges(self, selections: Sequence[ChunkSelection]) -> list[RangeRequest]:
         """The merged byte ranges decoding ``selections`` reads, once the index is there."""
 
+    def parts_by_range(self, selections: Sequence[ChunkSelection]) -> list[frozenset[int]] | None:
+        """For each of :meth:`byte_ranges` (in its order), the parts (inner
+        chunks, by flat position) that decode from that range alone, those
+        stored nowhere (read as the fill value) with the first: a planner
+        whose ranges answer one by one may then decode each range's parts
+        as it arrives (:meth:`decode_parts_into`). None (the default): the
+        ranges decode only together."""
+        return None
+
+    def decode_parts_into(self, selections: Sequence[ChunkSelection], dests: Sequence[np.ndarray],
+                          parts: frozenset[int]) -> bool:
+        """:meth:`decode_selections_into`, writing only what the parts
+        ``parts`` of :meth:`parts_by_range` hold, from the ranges fetched so
+        far (pieces run one after another in the calling thread). Only for
+        decoders whose :meth:`parts_by_range` is not None."""
+        raise NotImplementedError(f"{type(self).__name__} decodes its ranges only together")
+
 
 class WholeChunkDecoder(ArrayPartialDecoder):
     """The default: decode the whole chunk once (``load()``; None when it is

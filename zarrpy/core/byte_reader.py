@@ -18,6 +18,7 @@ can do better. Every zarrpy reader does.
 from __future__ import annotations
 
 import bisect
+import threading
 from typing import Protocol, Sequence
 
 from .byte_range import ByteRequest, OffsetRequest, RangeRequest, SuffixRequest, slice_bytes, span
@@ -130,33 +131,34 @@ class PrefetchedReader(ByteReader):
     to ``fallback`` (a reader of the value), so an unplanned request costs a
     round trip but never a wrong answer. ``total`` is the value's length."""
 
-    __slots__ = ("total", "fallback", "_starts", "_ends", "_data")
+    __slots__ = ("total", "fallback", "_fetched", "_adding")
     cheap_requests = True
     """Fetched ranges are sliced from memory."""
 
     def __init__(self, total: int, fallback: ByteReader):
         self.total, self.fallback = total, fallback
-        self._starts: list[int] = []
-        self._ends: list[int] = []
-        self._data: list[bytes] = []
+        # (starts, ends, data), sorted by start: replaced whole by add(), so a
+        # reader on another thread sees the ranges before or after, never half.
+        self._fetched: tuple[list[int], list[int], list[bytes]] = ([], [], [])
+        self._adding = threading.Lock()
 
     def add(self, ranges: Sequence[RangeRequest], data: Sequence[bytes]) -> None:
-        """Keep the fetched ``data`` of disjoint ``ranges`` (sorted or not)."""
-        for r, d in sorted(zip(ranges, data), key=lambda item: item[0].start):
-            self._starts.append(r.start)
-            self._ends.append(r.start + len(d))
-            self._data.append(d)
-        order = sorted(range(len(self._starts)), key=self._starts.__getitem__)
-        self._starts = [self._starts[i] for i in order]
-        self._ends = [self._ends[i] for i in order]
-        self._data = [self._data[i] for i in order]
+        """Keep the fetched ``data`` of disjoint ``ranges`` (sorted or not);
+        safe beside reads and other adds on other threads (ranges answered
+        one by one are added as they come)."""
+        with self._adding:
+            starts, ends, kept = self._fetched
+            items = sorted([*zip(starts, ends, kept), *((r.start, r.start + len(d), d) for r, d in zip(ranges, data))],
+                           key=lambda item: item[0])
+            self._fetched = ([a for a, _, _ in items], [b for _, b, _ in items], [d for _, _, d in items])
 
     def _cached(self, request: ByteRequest | None) -> bytes | None:
         start, end = span(request, self.total)
-        i = bisect.bisect_right(self._starts, start) - 1
-        if i < 0 or end > self._ends[i]:
+        starts, ends, kept = self._fetched
+        i = bisect.bisect_right(starts, start) - 1
+        if i < 0 or end > ends[i]:
             return None
-        data, lo = self._data[i], start - self._starts[i]
+        data, lo = kept[i], start - starts[i]
         if lo == 0 and end - start == len(data):
             return data
         return bytes(memoryview(data)[lo : lo + end - start])

@@ -435,9 +435,18 @@ class ChunkIO(ChunkKeys):
             # waiting on the pool would wait for helpers busy with the drain.
             self._scatter_decoded_part(out, key, groups_of[key], decoder, _queue_on(drain, key))
 
+        def ready_parts(key: str, decoder: IndexedDecoder, parts: frozenset[int]) -> None:
+            dests = self._part_dests(out, decoder, groups_of[key])
+            assert dests is not None  # splits(key, decoder) said so
+            try:
+                decoder.decode_parts_into([p.chunk_dim_selection for p in groups_of[key]], dests, parts)
+            except CodecError as exc:
+                raise at_key(exc, key) from exc
+
         self._shard_reads.read_answered(
             [(key, [p.chunk_dim_selection for p in group]) for key, group in part], ready,
-            [key for key, _ in whole], self._whole_scatter(out, whole, drain), drain)
+            [key for key, _ in whole], self._whole_scatter(out, whole, drain), drain,
+            ready_parts, lambda key, decoder: self._part_dests(out, decoder, groups_of[key]) is not None)
 
     def _whole_scatter(self, out: np.ndarray, whole: list[tuple[str, list[Projection]]],
                        drain: AnswerDrain[Callable[[], None]]) -> Callable[[int, ObjectRead | None], None]:

@@ -40,7 +40,7 @@ from __future__ import annotations
 import functools
 from collections import OrderedDict
 from dataclasses import dataclass
-from threading import Lock
+from threading import Condition, Lock
 from typing import Any, Callable, Hashable, Sequence
 
 from ..codecs.chain import BoundChain
@@ -142,6 +142,41 @@ class _Plan:
     entry: IndexEntry | None = None
     ranges: list[RangeRequest] | None = None
     cached: bool = False
+    parts: list[frozenset[int]] | None = None  # per range, its inner chunks: each range decodes as it arrives
+    writers: _Writers | None = None  # with parts: the range decodes writing into the output
+
+
+class _Writers:
+    """The decodes of one plan's ranges, each as its range arrives: once the
+    shard is found changed (:meth:`supersede`), none starts, and the read
+    planned again waits for those running, so none writes after it."""
+
+    __slots__ = ("_cond", "_active", "_superseded")
+
+    def __init__(self) -> None:
+        self._cond = Condition()
+        self._active = 0
+        self._superseded = False
+
+    def enter(self) -> bool:
+        """Start a decode; False (do nothing) once superseded."""
+        with self._cond:
+            if self._superseded:
+                return False
+            self._active += 1
+            return True
+
+    def leave(self) -> None:
+        with self._cond:
+            self._active -= 1
+            self._cond.notify_all()
+
+    def supersede(self) -> None:
+        """No decode starts from now on; return once the running ones end
+        (they wait on nothing, so this cannot wait forever)."""
+        with self._cond:
+            self._superseded = True
+            self._cond.wait_for(lambda: self._active == 0)
 
 
 class ShardReads:
@@ -190,6 +225,8 @@ class ShardReads:
         self, wanted: Sequence[tuple[str, list[ChunkSelection]]], ready: Callable[[str, IndexedDecoder], None],
         whole: Sequence[str], whole_ready: Callable[[int, ObjectRead | None], None],
         drain: AnswerDrain[Callable[[], None]],
+        ready_parts: Callable[[str, IndexedDecoder, frozenset[int]], None] | None = None,
+        splits: Callable[[str, IndexedDecoder], bool] = lambda key, decoder: False,
     ) -> None:
         """:meth:`read` on a store that sends a batch at once, driven by its
         answers: stage 1 (the indexes not kept, and the whole values of the
@@ -198,8 +235,12 @@ class ShardReads:
         so no thread hop (each a wait for the GIL while answers are being
         received) delays stage 2. Decoding is work on ``drain``:
         ``whole_ready(i, answer)`` for each whole value, ``ready(key,
-        decoder)`` for each shard once its ranges are in. The drain is run
-        here, by this thread and its helpers, and closed once every batch is
+        decoder)`` for each shard once its ranges are in, or, for a shard
+        ``splits(key, decoder)`` allows whose ranges are several,
+        ``ready_parts(key, decoder, parts)`` as each range arrives, with the
+        inner chunks it holds (so what is left once the last answer is in is
+        that range's decode, not the shard's). The drain is run here, by
+        this thread and its helpers, and closed once every batch is
         answered; a failed request or a decoding error is raised."""
         plans = [self._plan(key, selections) for key, selections in wanted]
         lock = Lock()
@@ -213,9 +254,25 @@ class ShardReads:
             if last:
                 drain.close()
 
+        def decode_range(plan: _Plan, j: int, data: bytes) -> None:
+            assert plan.writers is not None and plan.parts is not None and plan.ranges is not None
+            if not plan.writers.enter():
+                return  # the shard changed: it is read again whole
+            try:
+                plan.reader.add([plan.ranges[j]], [data])
+                assert ready_parts is not None
+                ready_parts(plan.key, plan.decoder, plan.parts[j])
+            finally:
+                plan.writers.leave()
+
+        def range_answered(plan: _Plan, j: int, answer: ObjectRead | None) -> None:
+            if answer is not None and answer.data is not None:  # else it changed: the finish reads it again
+                drain.put(functools.partial(decode_range, plan, j, answer.data))
+
         def send(plan: _Plan) -> None:
             nonlocal open_batches
-            sent = self._send_ranges([plan])
+            by_range = range_answered if ready_parts is not None and splits(plan.key, plan.decoder) else None
+            sent = self._send_ranges([plan], by_range)
             finish = functools.partial(self._finish_batch, [plan], sent, ready)
             if not sent.live:  # nothing in flight on a loop: the drain fetches it
                 drain.put(finish)
@@ -294,7 +351,10 @@ class ShardReads:
                 sent = self._send_ranges(plans)
             changed = self._take_ranges(plans, sent)
             for plan in plans:
-                if plan.key not in changed:
+                if plan.key in changed:
+                    if plan.writers is not None:
+                        plan.writers.supersede()  # no range of the old shard writes after its new read
+                elif plan.parts is None:  # else each range was decoded as it came
                     ready(plan.key, plan.decoder)
             plans = [self._plan(p.key, p.selections) for p in plans if p.key in changed]
             if not plans:
@@ -339,10 +399,14 @@ class ShardReads:
             plan.entry = IndexEntry(index, answer.size, answer.version)
             self.indexes.put(plan.key, plan.entry)
 
-    def _send_ranges(self, plans: list[_Plan]) -> _SentRanges:
+    def _send_ranges(self, plans: list[_Plan],
+                     by_range: Callable[[_Plan, int, ObjectRead | None], None] | None = None) -> _SentRanges:
         """Stage 2, sent: every shard's ranges in one batch, conditional on
         the version of its index (the ranges of shards without versions in a
-        plain batch beside it)."""
+        plain batch beside it). With ``by_range``, a single shard whose
+        several ranges are all versioned and whose decoder splits its parts
+        by range gets ``by_range(plan, j, answer)`` (on the store's loop) as
+        its range ``j`` is answered."""
         versioned: list[tuple[_Plan, RangeRequest | None]] = []
         plain: list[tuple[_Plan, RangeRequest]] = []
         for plan in plans:
@@ -354,9 +418,19 @@ class ShardReads:
                 versioned.extend((plan, r) for r in plan.ranges)
             elif plan.cached:  # nothing to read, but a kept index must still be confirmed
                 versioned.append((plan, None))
+        on_answer = None
+        if by_range is not None and len(plans) == 1 and not plain and len(versioned) > 1:
+            plan = plans[0]
+            parts = plan.decoder.parts_by_range(plan.selections)
+            if parts is not None and len(parts) == len(versioned):
+                plan.parts, plan.writers = parts, _Writers()
+
+                def on_answer(j: int, answer: ObjectRead | None) -> None:
+                    by_range(plan, j, answer)
+
         answers = self.store.submit_versioned(
             [VersionedRequest(p.key, r if r is not None else p.decoder.index_request(), p.entry.version)  # type: ignore[union-attr]
-             for p, r in versioned]) if versioned else Pending.later(list)
+             for p, r in versioned], on_answer=on_answer) if versioned else Pending.later(list)
         data = Pending.later(lambda: self.store.get_partial_values([(p.key, r) for p, r in plain]) if plain else [])
         if versioned and plain:  # both in flight at once
             data.start(get_io_pool())
@@ -383,7 +457,7 @@ class ShardReads:
         if changed:
             self.indexes.discard(sorted(changed))
         for plan in plans:
-            if plan.key in got and plan.key not in changed:
+            if plan.key in got and plan.key not in changed and plan.parts is None:  # else added range by range
                 plan.reader.add(*got[plan.key])
         return changed
 

@@ -135,29 +135,66 @@ class ShardPartialDecoder(IndexedDecoder):
         inner chunk they touch, whole, merged as :meth:`read_inner` merges
         them. A planner fetches them for many shards in one batch; an inner
         chunk read in part reads inside these ranges."""
+        return [request for request, _ in self._runs(selections)[0]]
+
+    def parts_by_range(self, selections: Sequence[tuple[Any, ...]]) -> list[frozenset[int]] | None:
+        """The inner chunks each of :meth:`byte_ranges` holds, the ones
+        stored nowhere with the first; None for inner shards read in part
+        (nested sharding: they read through their own index) and for no
+        ranges at all."""
+        runs, unstored, nested = self._runs(selections)
+        if nested or not runs:
+            return None
+        parts = [frozenset(positions) for _, positions in runs]
+        parts[0] |= unstored
+        return parts
+
+    def decode_parts_into(self, selections: Sequence[tuple[Any, ...]], dests: Sequence[np.ndarray],
+                          parts: frozenset[int]) -> bool:
+        """:meth:`decode_selections_into` of the inner chunks ``parts`` only,
+        one after another in the calling thread."""
+        return self.decode_selections_into(selections, dests, _serial_map, parts)
+
+    def _runs(self, selections: Sequence[tuple[Any, ...]]) -> tuple[list[tuple[RangeRequest, list[int]]], frozenset[int], bool]:
+        """The merged ranges of the stored inner chunks ``selections`` touch,
+        each with those inner chunks; the touched ones stored nowhere; and
+        whether any is an inner shard read in part through its own index."""
         index = self.index()
         if index is None:
-            return []
+            return [], frozenset(), False
         layout = self.layout
         touched: list[tuple[int, ChunkProjection]] = []
         for selection in selections:
             indexer = OrthogonalIndexer(normalise_selection(selection), layout.spec.shape, layout.inner_spec.shape)
             touched.extend((layout.position(p.chunk_coords), p) for p in indexer)
         positions = {pos for pos, _ in touched}
+        nested = set()
         if layout.inner.holds_chunks:
             # Inner shards (nested sharding) read in part read their own index
             # and ranges, through the fallback: the whole inner shard could be huge.
-            positions -= self._read_in_part(touched)
-        starts, ends = [], []
+            nested = self._read_in_part(touched)
+            positions -= nested
+        stored: list[tuple[int, int, int]] = []
+        unstored = set()
         for pos in positions:
             loc = index.get(pos)
             if loc is not None and loc[1] > 0:
-                starts.append(loc[0])
-                ends.append(loc[0] + loc[1])
-        if not starts:
-            return []
-        run_starts, run_ends = coalesce_ranges(starts, ends, self.max_gap_nbytes)
-        return [RangeRequest(a, b) for a, b in zip(run_starts.tolist(), run_ends.tolist())]
+                stored.append((loc[0], loc[0] + loc[1], pos))
+            else:
+                unstored.add(pos)
+        if not stored:
+            return [], frozenset(unstored), bool(nested)
+        stored.sort()
+        run_starts, run_ends = coalesce_ranges([s for s, _, _ in stored], [e for _, e, _ in stored], self.max_gap_nbytes)
+        runs: list[tuple[RangeRequest, list[int]]] = []
+        i = 0
+        for a, b in zip(run_starts.tolist(), run_ends.tolist()):
+            held = []
+            while i < len(stored) and stored[i][1] <= b:
+                held.append(stored[i][2])
+                i += 1
+            runs.append((RangeRequest(a, b), held))
+        return runs, frozenset(unstored), bool(nested)
 
     def decode_selection(self, selection: tuple[Any, ...]) -> ArrayBytes | None:
         """The orthogonal ``selection`` of the shard, or None if the shard is missing.
@@ -213,7 +250,7 @@ class ShardPartialDecoder(IndexedDecoder):
         return not self.layout.is_variable
 
     def decode_selections_into(self, selections: Sequence[tuple[Any, ...]], dests: Sequence[np.ndarray],
-                               map_fn: MapFn | None = None) -> bool:
+                               map_fn: MapFn | None = None, parts: frozenset[int] | None = None) -> bool:
         """:meth:`decode_selections` of a fixed-size shard, each selection
         written into its ``dests`` entry (writable, shaped like the
         selection, maybe a view into a bigger array) instead of a new array:
@@ -230,6 +267,8 @@ class ShardPartialDecoder(IndexedDecoder):
             indexer = OrthogonalIndexer(normalise_selection(selection), layout.spec.shape, layout.inner_spec.shape)
             for proj in indexer:
                 pos = layout.position(proj.chunk_coords)
+                if parts is not None and pos not in parts:
+                    continue  # another range's inner chunk
                 if index.get(pos) is None:
                     dest[proj.out_selection] = layout.fill
                 else:
@@ -359,6 +398,10 @@ class ShardPartialDecoder(IndexedDecoder):
 
         got = read_coalesced(self._read, starts, ends, self.max_gap_nbytes, short_read_error=short)
         return {pos: piece for (_, _, pos), piece in zip(wanted, got.pieces(copy=copy))}
+
+
+def _serial_map(fn: Any, items: Sequence[Any]) -> list[Any]:
+    return [fn(x) for x in items]
 
 
 __all__ = ["DECODE_GROUPS", "DEFAULT_MAX_GAP_NBYTES", "ShardPartialDecoder"]
