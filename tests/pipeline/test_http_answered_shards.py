@@ -283,6 +283,15 @@ def _corrupt_inner_chunk(path: Path, inner: int) -> None:
     path.write_bytes(bytes(raw))
 
 
+def _fails_naming(a: Any, selection: tuple[slice, ...], key: str) -> None:
+    """Reading ``selection`` fails soon with a decoding error naming ``key``."""
+    t = time.monotonic()
+    with pytest.raises(ChunkDecodeError) as caught:
+        a[selection]
+    assert time.monotonic() - t < 10
+    assert f"'{key}'" in str(caught.value)
+
+
 @pytest.mark.parametrize("selection", [(slice(None), slice(None)), REGION], ids=["full-array", "region"])
 def test_a_corrupt_inner_chunk_of_a_shard_read_whole_names_the_shard(served, selection: tuple[slice, ...]) -> None:
     """Shard c/0/0 is fetched whole (the full array: every shard is; the
@@ -291,11 +300,7 @@ def test_a_corrupt_inner_chunk_of_a_shard_read_whole_names_the_shard(served, sel
     url, local, data, server = served
     _corrupt_inner_chunk(local / "c" / "0" / "0", inner=5)
     a = zarrpy.open_array(url, mode="r")
-    t = time.monotonic()
-    with pytest.raises(ChunkDecodeError) as caught:
-        a[selection]
-    assert time.monotonic() - t < 10
-    assert "'c/0/0'" in str(caught.value)
+    _fails_naming(a, selection, "c/0/0")
     assert [e.range for e in _reads(server, "c/0/0")] == [None]  # it was fetched whole
     other = (slice(130, 250), slice(0, 250))
     np.testing.assert_array_equal(a[other], data[other])  # the handle reads on after the error
@@ -309,11 +314,7 @@ def test_a_corrupt_inner_chunk_of_a_shard_read_in_part_names_the_shard(served, i
     url, local, data, server = served
     _corrupt_inner_chunk(local / "c" / "1" / "1", inner=inner)
     a = zarrpy.open_array(url, mode="r")
-    t = time.monotonic()
-    with pytest.raises(ChunkDecodeError) as caught:
-        a[REGION]
-    assert time.monotonic() - t < 10
-    assert "'c/1/1'" in str(caught.value)
+    _fails_naming(a, REGION, "c/1/1")
     ranges = [e.range for e in _reads(server, "c/1/1")]
     assert ranges[0] is not None and ranges[0].startswith("bytes=-") and len(ranges) > 1  # index, then ranges
     other = (slice(0, 120), slice(0, 250))

@@ -79,6 +79,7 @@ def test_each_range_of_a_shard_decodes_on_its_own(served, decodes) -> None:
     np.testing.assert_array_equal(got, data[WINDOW])
     for key in ("c/0/0", "c/0/1"):
         assert len(_ranges(server, key)) == 4  # one per inner chunk: too far apart to merge
+    assert server.log.count() == 1 + 2 + 8 and server.log.depth() == 3  # open, the indexes, the ranges
     assert len(decodes) == 8  # each range's decode on its own
     assert sorted(len(parts) for parts in decodes) == [1] * 8
     # shard c/0/0's inner chunks (r, 3) and c/0/1's (r, 0), one per decode

@@ -707,20 +707,20 @@ def test_redirects_and_encoded_bodies_read_right_through_the_store(aiohttp_modul
         return await original(fs, url, headers)
 
     monkeypatch.setattr(_fsspec_versioned, "_aiohttp_get", counting)
-    table = {"/root/moved": [answer(b"", "Location: /root/real", status="302 Found")],
-             "/root/real": [answer(BODY, 'ETag: "r"')],
-             "/root/packed": [answer(gzip.compress(BODY), "Content-Encoding: gzip")],
-             "/root/plain": [answer(b"plain bytes")]}
+    table = {"/site/moved": [answer(b"", "Location: /site/real", status="302 Found")],
+             "/site/real": [answer(BODY, 'ETag: "r"')],
+             "/site/packed": [answer(gzip.compress(BODY), "Content-Encoding: gzip")],
+             "/site/plain": [answer(b"plain bytes")]}
     with RawServer(by_path(table)) as server:
-        store = FsspecStore.from_url(server.url("/root"), read_only=True)
+        store = FsspecStore.from_url(server.url("/site"), read_only=True)
         assert store.get("moved") == BODY
         assert store.get("packed") == BODY
         assert store.get("plain") == b"plain bytes"
         heads = list(server.requests)
     assert [u.rsplit("/", 1)[1] for u in fallbacks] == ["moved", "packed"]  # the plain one needed no fallback
     lean = [h.split(" ", 2)[1] for _, h in heads if "Accept-Encoding: identity" in h.split("\r\n")]
-    assert lean == ["/root/moved", "/root/packed", "/root/plain"]  # each asked first by the lean client
-    assert [h.split(" ", 2)[1] for _, h in heads].count("/root/real") == 1  # aiohttp followed the redirect
+    assert lean == ["/site/moved", "/site/packed", "/site/plain"]  # each asked first by the lean client
+    assert [h.split(" ", 2)[1] for _, h in heads].count("/site/real") == 1  # aiohttp followed the redirect
 
 
 # -- which filesystems get the lean client ----------------------------------------------------
