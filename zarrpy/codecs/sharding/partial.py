@@ -34,7 +34,7 @@ from ...core.batches import even_runs
 from ...core.byte_range import ByteRequest, RangeRequest, ShortRead, SuffixRequest, coalesce_ranges, read_coalesced
 from ...errors import ChunkDecodeError
 from ...core.byte_reader import ByteReader, RangeReader
-from ..partial import DecodeOptions, IndexedDecoder, MapFn, reads_partially
+from ..partial import DecodeOptions, IndexedDecoder, MapFn, reads_partially, serial_map
 from ...core.indexing import ChunkProjection, OrthogonalIndexer, whole_chunk_box
 from ..fill import fill_variable
 from ._layout import InnerWork, ShardLayout, gather_variable, normalise_selection
@@ -153,7 +153,7 @@ class ShardPartialDecoder(IndexedDecoder):
                           parts: frozenset[int]) -> bool:
         """:meth:`decode_selections_into` of the inner chunks ``parts`` only,
         one after another in the calling thread."""
-        return self.decode_selections_into(selections, dests, _serial_map, parts)
+        return self.decode_selections_into(selections, dests, serial_map, parts)
 
     def _runs(self, selections: Sequence[tuple[Any, ...]]) -> tuple[list[tuple[RangeRequest, list[int]]], frozenset[int], bool]:
         """The merged ranges of the stored inner chunks ``selections`` touch,
@@ -398,10 +398,6 @@ class ShardPartialDecoder(IndexedDecoder):
 
         got = read_coalesced(self._read, starts, ends, self.max_gap_nbytes, short_read_error=short)
         return {pos: piece for (_, _, pos), piece in zip(wanted, got.pieces(copy=copy))}
-
-
-def _serial_map(fn: Any, items: Sequence[Any]) -> list[Any]:
-    return [fn(x) for x in items]
 
 
 __all__ = ["DECODE_GROUPS", "DEFAULT_MAX_GAP_NBYTES", "ShardPartialDecoder"]
