@@ -9,7 +9,8 @@ timeout is bounded. The fixture yields s3fs ``storage_options``
 into obstore's ``S3Store`` keyword arguments. :func:`request_log` is the
 server's log of every request it answered (``bench.http_server``'s
 :class:`~bench.http_server.RequestLog`), to count requests and round trips;
-:func:`set_latency` makes the server wait before each answer.
+:func:`set_latency` makes the server wait before each answer;
+:func:`inspect_requests` shows a test every request as it comes.
 """
 
 from __future__ import annotations
@@ -66,6 +67,7 @@ class _Watch:
     def __init__(self) -> None:
         self.log = RequestLog()
         self.latency = 0.0
+        self.inspect: Callable[[dict[str, Any]], int | None] | None = None
 
 
 _WATCHES: dict[str, _Watch] = {}
@@ -82,6 +84,13 @@ def set_latency(s3_options: dict[str, Any], seconds: float) -> None:
     _WATCHES[s3_options["endpoint_url"]].latency = seconds
 
 
+def inspect_requests(s3_options: dict[str, Any], inspect: Callable[[dict[str, Any]], int | None] | None) -> None:
+    """Call ``inspect`` with the WSGI environ of every request the server
+    behind ``s3_options`` gets from now on (None: stop); a status it returns
+    is the answer (an S3 error document), instead of moto's."""
+    _WATCHES[s3_options["endpoint_url"]].inspect = inspect
+
+
 def _watched(app: Callable[..., Iterable[bytes]], watch: _Watch) -> Callable[..., Iterable[bytes]]:
     """The WSGI app ``app`` waiting the latency and logging each request when
     its answer starts (as bench.http_server logs)."""
@@ -89,6 +98,9 @@ def _watched(app: Callable[..., Iterable[bytes]], watch: _Watch) -> Callable[...
 
     def wsgi(environ: dict[str, Any], start_response: Callable[..., Any]) -> Iterable[bytes]:
         start = time.monotonic()
+        status = watch.inspect(environ) if watch.inspect is not None else None
+        if status is not None:
+            return _error_answer(status, start_response)
         if watch.latency > 0:
             time.sleep(watch.latency)
         path = environ.get("PATH_INFO", "") + (f"?{environ['QUERY_STRING']}" if environ.get("QUERY_STRING") else "")
@@ -101,6 +113,13 @@ def _watched(app: Callable[..., Iterable[bytes]], watch: _Watch) -> Callable[...
         return app(environ, logged_start)
 
     return wsgi
+
+
+def _error_answer(status: int, start_response: Callable[..., Any]) -> Iterable[bytes]:
+    body = (f'<?xml version="1.0" encoding="UTF-8"?><Error><Code>Injected{status}</Code>'
+            f"<Message>injected by the test</Message></Error>").encode()
+    start_response(f"{status} Injected", [("Content-Type", "application/xml"), ("Content-Length", str(len(body)))])
+    return [body]
 
 
 def _make_bucket(endpoint_url: str) -> None:

@@ -9,10 +9,13 @@ fsspec filesystems, one request per item, the best way each backend allows.
   the version is the strong ``ETag`` (a weak one cannot be matched, so it
   is no version). ``412`` is a changed object, ``404`` a missing one. A
   server that ignores ``If-Match`` is caught by comparing the ETag it sends.
-- **S3** (s3fs): one ``get_object`` through s3fs's ``_call_s3`` (its retries
-  and request options), with ``Range`` and ``IfMatch``; the length from
-  ``ContentRange`` or ``ContentLength``, the version is the ETag;
-  ``PreconditionFailed`` is a changed object, ``NoSuchKey`` a missing one.
+- **S3** (s3fs): one GET with ``Range`` and ``If-Match``, signed and sent
+  by zarrpy's lean client when the filesystem is plain
+  (:mod:`zarrpy.stores._s3_lean`), else (and for any answer but ``200``,
+  ``206``, ``404``, ``412``) one ``get_object`` through s3fs's ``_call_s3``
+  (its retries and request options); the length from ``Content-Range`` (or
+  the body), the version is the ETag; ``412`` / ``PreconditionFailed`` is a
+  changed object, ``404`` / ``NoSuchKey`` a missing one.
 - **Local files**: the file opened once, its ``fstat`` giving size and
   version exactly as :class:`~zarrpy.stores.local.LocalStore` tells them.
 - **fsspec's memory filesystem**: the stored file object's identity (a
@@ -45,6 +48,7 @@ from ..core.byte_range import UNKNOWN_SIZE, ByteRequest, ObjectRead, OffsetReque
 from ._files import OpenFile, file_version
 from ._http_client import Answer, plain_client_for
 from ._ranges import clamp, is_empty, strong_etag, versioned_answer
+from ._s3_lean import lean_s3_of
 
 _CONTENT_RANGE = re.compile(r"bytes\s+(?:(\d+)-(\d+)|\*)/(\d+|\*)")
 
@@ -107,12 +111,19 @@ async def http_read(fs: Any, url: str, request: ByteRequest | None, if_match: Ha
         return versioned_answer(b"", 0, size, strong_etag(etag), RangeRequest(0, 0), if_match)
     if status not in (200, 206):
         raise OSError(f"HTTP {status} for {url}")
-    data = answer.body
-    if status == 206:
+    return body_answer(answer, request, if_match)
+
+
+def body_answer(answer: Answer, request: ByteRequest | None, if_match: Hashable | None) -> ObjectRead:
+    """The read of a ``200`` (the whole object, cut here) or ``206`` answer
+    (the object's length from ``Content-Range``), versioned by its ETag."""
+    etag = strong_etag(answer.headers.get("etag"))
+    if answer.status == 206:
+        first, size = content_range(answer.headers.get("content-range"))
         if first is None or size is None:
             raise ValueError(f"206 answer without a usable Content-Range: {answer.headers.get('content-range')!r}")
-        return versioned_answer(data, first, size, strong_etag(etag), request, if_match)
-    return versioned_answer(data, 0, len(data), strong_etag(etag), request, if_match)  # the whole object
+        return versioned_answer(answer.body, first, size, etag, request, if_match)
+    return versioned_answer(answer.body, 0, len(answer.body), etag, request, if_match)
 
 
 async def _aiohttp_get(fs: Any, url: Any, headers: dict[str, str]) -> Answer:
@@ -142,8 +153,20 @@ def _s3_code(exc: BaseException) -> str | None:
 async def s3_read(fs: Any, path: str, request: ByteRequest | None, if_match: Hashable | None) -> ObjectRead | None:
     """One ``get_object`` of ``path`` on the s3fs filesystem ``fs``."""
     bucket, key, version_id = fs.split_path(path)
-    kw: dict[str, Any] = {}
     rng = range_header(request)
+    lean = await lean_s3_of(fs) if not version_id else None
+    if lean is not None:
+        headers = {"Range": rng} if rng is not None else {}
+        if if_match is not None:
+            headers["If-Match"] = str(if_match)
+        answer = await lean.get(bucket, key, headers)
+        if answer is not None:
+            if answer.status == 404:
+                return None
+            if answer.status == 412:
+                return ObjectRead(None, UNKNOWN_SIZE, None)
+            return body_answer(answer, request, if_match)
+    kw: dict[str, Any] = {}
     if rng is not None:
         kw["Range"] = rng
     if if_match is not None:

@@ -30,12 +30,13 @@ import sys
 import weakref
 from dataclasses import dataclass
 from typing import Any
-from urllib.parse import urlsplit
+from urllib.parse import SplitResult, urlsplit
 
 from ..errors import StoreError
 
 ENV_VAR = "ZARRPY_HTTP_CLIENT"
-"""``aiohttp`` sends every request through fsspec's aiohttp session."""
+"""``aiohttp`` sends every request through fsspec's aiohttp session (HTTP)
+and s3fs's botocore client (S3)."""
 
 MAX_HEAD = 64 * 1024
 """Longest status line and headers taken (a longer head is refused)."""
@@ -291,9 +292,9 @@ class _Connection(asyncio.BufferedProtocol):
 class LeanClient:
     """Kept-alive connections of one event loop, by origin."""
 
-    def __init__(self) -> None:
+    def __init__(self, tls: ssl.SSLContext | None = None) -> None:
         self._idle: dict[tuple[str, str, int], list[_Connection]] = {}
-        self._tls: ssl.SSLContext | None = None
+        self._tls = tls  # None: tls_context(), made at the first https connection
 
     def _tls_context(self) -> ssl.SSLContext:
         if self._tls is None:
@@ -328,10 +329,7 @@ class LeanClient:
         target = (parts.path or "/") + (f"?{parts.query}" if parts.query else "")
         if _UNSENDABLE.search(target):
             return None  # not an encoded URL
-        host_header = f"[{host}]" if ":" in host else host
-        if parts.port is not None:
-            host_header += f":{parts.port}"
-        lines = [f"GET {target} HTTP/1.1", f"Host: {host_header}", "Accept-Encoding: identity"]
+        lines = [f"GET {target} HTTP/1.1", f"Host: {host_header(parts)}", "Accept-Encoding: identity"]
         lines += [f"{k}: {v}" for k, v in headers.items()]
         data = ("\r\n".join(lines) + "\r\n\r\n").encode("latin-1")
         async with asyncio.timeout(TIMEOUT):
@@ -370,6 +368,13 @@ class LeanClient:
         return answer
 
 
+def host_header(parts: SplitResult) -> str:
+    """The ``Host`` header of a request to the split URL ``parts``."""
+    host = parts.hostname or ""
+    value = f"[{host}]" if ":" in host else host
+    return value if parts.port is None else f"{value}:{parts.port}"
+
+
 def tls_context() -> ssl.SSLContext:
     """The TLS context of ``https`` connections: the default (certificates
     and host names verified against the system's trust store)."""
@@ -398,4 +403,4 @@ def plain_client_for(fs: Any) -> LeanClient | None:
     return client
 
 
-__all__ = ["Answer", "ENV_VAR", "StoreError", "LeanClient", "plain_client_for", "tls_context"]
+__all__ = ["Answer", "ENV_VAR", "StoreError", "LeanClient", "host_header", "plain_client_for", "tls_context"]

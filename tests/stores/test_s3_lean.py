@@ -1,0 +1,271 @@
+"""Lean S3 GETs (zarrpy.stores._s3_lean): signatures as botocore makes them,
+reads signed on the wire, and everything unusual left to s3fs."""
+
+from __future__ import annotations
+
+import threading
+from datetime import datetime, timezone
+from typing import Any, Iterator
+
+import numpy as np
+import pytest
+
+pytest.importorskip("s3fs")
+from botocore.auth import S3SigV4Auth  # noqa: E402
+from botocore.awsrequest import AWSRequest  # noqa: E402
+from botocore.credentials import Credentials  # noqa: E402
+from fsspec.asyn import sync  # noqa: E402
+
+import zarrpy  # noqa: E402
+from zarrpy.core.byte_range import RangeRequest, SuffixRequest  # noqa: E402
+from zarrpy.stores.abc import VersionedRequest  # noqa: E402
+from zarrpy.stores.fsspec import FsspecStore  # noqa: E402
+from zarrpy.stores._s3_lean import SigV4, lean_s3_of  # noqa: E402
+from tests.stores.s3_server import BUCKET, inspect_requests, s3_options  # noqa: E402,F401
+
+WHEN = datetime(2026, 3, 4, 5, 6, 7, tzinfo=timezone.utc)
+
+
+def botocore_authorization(url: str, headers: dict[str, str], key: str, secret: str, token: str | None,
+                           region: str, stamp: str) -> str:
+    """The ``Authorization`` botocore computes for a GET of ``url`` that
+    signs exactly ``headers`` (names as sent) at ``stamp``."""
+    request = AWSRequest("GET", url, headers=dict(headers))
+    request.context["timestamp"] = stamp
+    auth = S3SigV4Auth(Credentials(key, secret, token), "s3", region)
+    canonical = auth.canonical_request(request)
+    to_sign = auth.string_to_sign(request, canonical)
+    signed = auth.signed_headers(auth.headers_to_sign(request))
+    scope = f"{stamp[:8]}/{region}/s3/aws4_request"
+    return f"AWS4-HMAC-SHA256 Credential={key}/{scope}, SignedHeaders={signed}, Signature={auth.signature(to_sign, request)}"
+
+
+@pytest.mark.parametrize("path", ["/bucket/a/zarr.json", "/bucket/c/0/1", "/b/%20sp%C3%A4ce%2Bplus%3D~x",
+                                  "/b//double/%2F"])
+@pytest.mark.parametrize("extra", [{}, {"Range": "bytes=-4096"}, {"Range": "bytes=10-19", "If-Match": '"abc"'}])
+@pytest.mark.parametrize("token", [None, "session/token+="])
+def test_signatures_are_the_ones_botocore_makes(path: str, extra: dict[str, str], token: str | None) -> None:
+    signer = SigV4("eu-west-3")
+    host = "127.0.0.1:9000"
+    out = signer.sign("GET", host, path, extra, "AKIDEXAMPLE", "wJalr/XUtnFEMI+K7MDENG", token, now=WHEN)
+    sent = {k: v for k, v in out.items() if k != "Authorization"}
+    assert sent["x-amz-date"] == "20260304T050607Z"
+    assert ("x-amz-security-token" in sent) == (token is not None)
+    expected = botocore_authorization(f"http://{host}{path}", {"host": host, **sent}, "AKIDEXAMPLE",
+                                      "wJalr/XUtnFEMI+K7MDENG", token, "eu-west-3", sent["x-amz-date"])
+    assert out["Authorization"] == expected
+
+
+def test_the_signing_key_is_made_again_for_a_new_day_or_secret() -> None:
+    signer = SigV4("us-east-1")
+    one = signer.sign("GET", "h", "/b/k", {}, "A", "s1", None, now=WHEN)["Authorization"]
+    assert signer.sign("GET", "h", "/b/k", {}, "A", "s1", None, now=WHEN)["Authorization"] == one
+    other_secret = signer.sign("GET", "h", "/b/k", {}, "A", "s2", None, now=WHEN)["Authorization"]
+    next_day = signer.sign("GET", "h", "/b/k", {}, "A", "s1", None, now=WHEN.replace(day=5))
+    assert other_secret != one
+    assert next_day["Authorization"] == botocore_authorization(
+        "http://h/b/k", {"host": "h", **{k: v for k, v in next_day.items() if k != "Authorization"}}, "A", "s1", None,
+        "us-east-1", "20260305T050607Z")
+
+
+# -- against moto's server ----------------------------------------------------------
+
+
+class Wire:
+    """What the server saw: each request's method, raw path and whether it
+    came from botocore (its User-Agent) and carried a valid signature."""
+
+    def __init__(self, key: str, secret: str) -> None:
+        self.key, self.secret = key, secret
+        self.seen: list[tuple[str, str, bool, bool]] = []
+        self.answer: dict[int, int] = {}  # n-th lean GET (0-based) -> status to answer instead
+        self._lean_gets = 0
+        self._lock = threading.Lock()
+
+    def __call__(self, environ: dict[str, Any]) -> int | None:
+        botocore = "botocore" in environ.get("HTTP_USER_AGENT", "")
+        valid = self._valid(environ)
+        with self._lock:
+            self.seen.append((environ["REQUEST_METHOD"], environ["RAW_URI"], botocore, valid))
+            if botocore or environ["REQUEST_METHOD"] != "GET":
+                return None
+            n, self._lean_gets = self._lean_gets, self._lean_gets + 1
+            return self.answer.get(n)
+
+    def _valid(self, environ: dict[str, Any]) -> bool:
+        auth = environ.get("HTTP_AUTHORIZATION", "")
+        if not auth.startswith("AWS4-HMAC-SHA256 "):
+            return False
+        signed = auth.split("SignedHeaders=")[1].split(",")[0].split(";")
+        headers = {name: environ["HTTP_HOST"] if name == "host" else environ[f"HTTP_{name.upper().replace('-', '_')}"]
+                   for name in signed}
+        region = auth.split("Credential=")[1].split("/")[2]
+        token = environ.get("HTTP_X_AMZ_SECURITY_TOKEN")
+        expected = botocore_authorization(f"http://{environ['HTTP_HOST']}{environ['RAW_URI']}", headers, self.key,
+                                          self.secret, token, region, environ["HTTP_X_AMZ_DATE"])
+        return auth == expected
+
+    def lean_gets(self) -> list[tuple[str, str, bool, bool]]:
+        return [s for s in self.seen if s[0] == "GET" and not s[2]]
+
+    def botocore_gets(self) -> list[tuple[str, str, bool, bool]]:
+        return [s for s in self.seen if s[0] == "GET" and s[2]]
+
+
+@pytest.fixture
+def wire(s3_options: dict[str, Any]) -> Iterator[Wire]:  # noqa: F811
+    w = Wire(s3_options["key"], s3_options["secret"])
+    inspect_requests(s3_options, w)
+    try:
+        yield w
+    finally:
+        inspect_requests(s3_options, None)
+
+
+def s3fs_of(s3_options: dict[str, Any], **extra: Any) -> Any:  # noqa: F811
+    import s3fs
+
+    return s3fs.S3FileSystem(skip_instance_cache=True, **s3_options, **extra)
+
+
+def test_array_reads_go_signed_through_the_lean_client(s3_options: dict[str, Any], wire: Wire) -> None:  # noqa: F811
+    fs = s3fs_of(s3_options)
+    store = FsspecStore(fs, f"{BUCKET}/lean/a b+ä")
+    data = np.arange(64 * 48, dtype="uint16").reshape(64, 48)
+    a = zarrpy.create_array(store, shape=data.shape, chunks=(16, 16), shards=(32, 32), dtype=data.dtype)
+    a[:] = data
+    wire.seen.clear()
+    b = zarrpy.open_array(store, mode="r")
+    np.testing.assert_array_equal(b[5:40, 3:30], data[5:40, 3:30])
+    gets = wire.lean_gets()
+    assert gets and not wire.botocore_gets(), wire.seen
+    assert all(valid for *_, valid in gets), gets
+    assert any("a%20b%2B%C3%A4/zarr.json" in path for _, path, _, _ in gets)
+
+
+def test_lean_answers_keep_missing_changed_and_suffix_semantics(s3_options: dict[str, Any], wire: Wire) -> None:  # noqa: F811
+    store = FsspecStore(s3fs_of(s3_options), f"{BUCKET}/lean-semantics")
+    store.set("k", bytes(range(200)))
+    wire.seen.clear()
+    first = store.get_versioned([VersionedRequest("k", SuffixRequest(50))])[0]
+    assert first is not None and first.data == bytes(range(150, 200)) and first.size == 200
+    again = store.get_versioned([VersionedRequest("k", RangeRequest(10, 20), first.version),
+                                 VersionedRequest("missing", None)])
+    assert again[0] is not None and again[0].data == bytes(range(10, 20))
+    assert again[1] is None
+    store.set("k", b"new")
+    changed = store.get_versioned([VersionedRequest("k", RangeRequest(0, 2), first.version)])[0]
+    assert changed is not None and changed.data is None
+    assert len(wire.lean_gets()) == 4 and not wire.botocore_gets(), wire.seen
+
+
+@pytest.mark.parametrize("status", [500, 503, 403])
+def test_an_answer_it_does_not_take_is_asked_again_through_s3fs(s3_options: dict[str, Any], wire: Wire,
+                                                              status: int) -> None:  # noqa: F811
+    store = FsspecStore(s3fs_of(s3_options), f"{BUCKET}/lean-fallback")
+    store.set("k", b"0123456789")
+    wire.seen.clear()
+    wire.answer = {0: status}
+    assert store.get("k", RangeRequest(2, 5)) == b"234"
+    assert len(wire.botocore_gets()) == 1
+    assert store.get("k") == b"0123456789"  # the next read is lean again
+    assert len(wire.lean_gets()) == 2 and len(wire.botocore_gets()) == 1
+
+
+@pytest.mark.parametrize("status", [301, 400])
+def test_a_bucket_that_redirects_is_left_to_s3fs(s3_options: dict[str, Any], wire: Wire, status: int) -> None:  # noqa: F811
+    store = FsspecStore(s3fs_of(s3_options), f"{BUCKET}/lean-redirect")
+    store.set("k", b"abc")
+    wire.seen.clear()
+    wire.answer = {0: status}
+    assert store.get("k") == b"abc"
+    assert store.get("k") == b"abc"
+    assert len(wire.lean_gets()) == 1 and len(wire.botocore_gets()) == 2
+
+
+def test_a_lost_connection_is_asked_again_through_s3fs(s3_options: dict[str, Any], wire: Wire) -> None:  # noqa: F811
+    fs = s3fs_of(s3_options)
+    store = FsspecStore(fs, f"{BUCKET}/lean-lost")
+    store.set("k", b"abc")
+    lean = sync(fs.loop, lean_s3_of, fs)
+    assert lean is not None
+    lean._netloc = "127.0.0.1:1"  # nothing listens there: the connection is refused
+    wire.seen.clear()
+    assert store.get("k") == b"abc"
+    assert len(wire.botocore_gets()) == 1
+
+
+@pytest.mark.parametrize("extra", [
+    {"requester_pays": True},
+    {"version_aware": True},
+    {"s3_additional_kwargs": {"ServerSideEncryption": "AES256"}},
+    {"config_kwargs": {"proxies": {"http": "http://127.0.0.1:1"}}},
+    {"config_kwargs": {"s3": {"use_accelerate_endpoint": True}}},
+    {"client_kwargs": {"verify": False}},
+])
+def test_settings_only_s3fs_honours_leave_reads_to_it(s3_options: dict[str, Any], extra: dict[str, Any]) -> None:  # noqa: F811
+    options = dict(s3_options)
+    for name in ("config_kwargs", "client_kwargs"):
+        if name in extra:
+            extra = {**extra, name: {**options.pop(name, {}), **extra[name]}}
+    fs = s3fs_of(options, **extra)
+    assert sync(fs.loop, lean_s3_of, fs) is None
+
+
+def test_the_environment_switch_leaves_reads_to_s3fs(s3_options: dict[str, Any], wire: Wire,  # noqa: F811
+                                                     monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("ZARRPY_HTTP_CLIENT", "aiohttp")
+    store = FsspecStore(s3fs_of(s3_options), f"{BUCKET}/lean-off")
+    store.set("k", b"abc")
+    wire.seen.clear()
+    assert store.get("k") == b"abc"
+    assert not wire.lean_gets() and len(wire.botocore_gets()) == 1
+
+
+def test_a_new_session_gets_a_new_lean_client(s3_options: dict[str, Any]) -> None:  # noqa: F811
+    fs = s3fs_of(s3_options)
+    first = sync(fs.loop, lean_s3_of, fs)
+    assert first is not None and sync(fs.loop, lean_s3_of, fs) is first
+
+    async def refreshed() -> Any:
+        await fs.set_session(refresh=True)
+        return await lean_s3_of(fs)
+
+    second = sync(fs.loop, refreshed)
+    assert second is not None and second is not first and second.s3client is fs._s3
+
+
+def test_anonymous_reads_are_unsigned(s3_options: dict[str, Any], wire: Wire) -> None:  # noqa: F811
+    s3fs_of(s3_options).call_s3("put_object", Bucket=BUCKET, Key="lean-anon/k", Body=b"abc", ACL="public-read")
+    options = {k: v for k, v in s3_options.items() if k not in ("key", "secret")}
+    store = FsspecStore(s3fs_of(options, anon=True), f"{BUCKET}/lean-anon")
+    wire.seen.clear()
+    assert store.get("k") == b"abc"
+    assert len(wire.lean_gets()) == 1 and not wire.botocore_gets()
+    assert not wire.lean_gets()[0][3]  # no signature at all
+
+
+def test_virtual_hosted_urls_on_aws_and_path_style_elsewhere() -> None:
+    from zarrpy.stores._s3_lean import LeanS3
+
+    aws = LeanS3(None, "https://s3.eu-west-1.amazonaws.com", "eu-west-1", "auto", None, True)
+    assert aws.url_of("my-bucket", "a/b c") == "https://my-bucket.s3.eu-west-1.amazonaws.com/a/b%20c"
+    assert aws.url_of("my.dotted.bucket", "k") == "https://s3.eu-west-1.amazonaws.com/my.dotted.bucket/k"
+    assert aws.url_of("Upper", "k") == "https://s3.eu-west-1.amazonaws.com/Upper/k"
+    path = LeanS3(None, "https://s3.eu-west-1.amazonaws.com", "eu-west-1", "path", None, True)
+    assert path.url_of("my-bucket", "k") == "https://s3.eu-west-1.amazonaws.com/my-bucket/k"
+    custom = LeanS3(None, "http://127.0.0.1:9000/base/", "us-east-1", "auto", None, True)
+    assert custom.url_of("my-bucket", "~k") == "http://127.0.0.1:9000/base/my-bucket/~k"
+    virtual = LeanS3(None, "http://minio.example:9000", "us-east-1", "virtual", None, True)
+    assert virtual.url_of("bkt", "k") == "http://bkt.minio.example:9000/k"
+
+
+def test_concurrent_reads_each_get_their_own_answer(s3_options: dict[str, Any], wire: Wire) -> None:  # noqa: F811
+    store = FsspecStore(s3fs_of(s3_options), f"{BUCKET}/lean-many")
+    for i in range(8):
+        store.set(f"k{i}", bytes([i]) * 100)
+    wire.seen.clear()
+    for _ in range(3):
+        got = store.get_partial_values([(f"k{i}", RangeRequest(0, 10)) for i in range(8)])
+        assert got == [bytes([i]) * 10 for i in range(8)]
+    assert len(wire.lean_gets()) == 24 and all(valid for *_, valid in wire.lean_gets())

@@ -1,0 +1,239 @@
+"""Lean S3 GETs: zarrpy's HTTP client with AWS Signature Version 4, for the
+plain case of an s3fs filesystem.
+
+Why: on an object store a read is judged by its round trips, and once those
+are at the floor by the CPU each answer costs on the one event-loop thread
+that receives them all. A ``get_object`` through s3fs and aiobotocore costs
+about 1.3 ms of CPU (parameter checks, endpoint rules, signing, event hooks,
+response parsing); the same GET signed here and sent through
+:class:`~zarrpy.stores._http_client.LeanClient` costs about a fifth of that.
+
+What it covers: ``GET`` of one object, with ``Range`` and ``If-Match``,
+signed with the credentials of the filesystem's own botocore client (asked
+for every request, so refreshed credentials are used), to the endpoint and
+region that client resolved: path-style on a custom endpoint (as botocore
+does), virtual-hosted on AWS for DNS-compatible bucket names. Answers it
+hands on: ``200``, ``206``, ``404`` and ``412``. Everything else (a
+redirect to another region, an unsatisfiable range, throttling, a refused
+signature, a lost connection) goes back to s3fs, which retries, redirects
+and names errors as it always has; a bucket that answered with a redirect
+or a ``400`` is left to s3fs from then on.
+
+What it leaves to s3fs (:func:`lean_s3_of` says None): version-aware or
+requester-pays filesystems, extra request arguments (SSE-C, …), per-bucket
+region caching, proxies, client certificates, TLS verification turned off,
+accelerate / dual-stack / FIPS endpoints, signature versions other than
+SigV4, and ``ZARRPY_HTTP_CLIENT=aiohttp``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import hmac
+import os
+import re
+import ssl
+import urllib.request
+import weakref
+from datetime import datetime, timezone
+from typing import Any
+from urllib.parse import quote, urlsplit
+
+from ._http_client import ENV_VAR, Answer, LeanClient, host_header
+
+EMPTY_SHA256 = hashlib.sha256(b"").hexdigest()
+"""The payload hash of a request without a body (``x-amz-content-sha256``)."""
+
+ANSWERED = frozenset({200, 206, 404, 412})
+"""Statuses handed on; any other answer is asked again through s3fs."""
+
+LEFT_TO_S3FS = frozenset({301, 307, 400})
+"""Statuses after which a bucket is read through s3fs only (its region or
+endpoint is not the one this client signs for)."""
+
+_ALLOWED_S3_CONFIG = frozenset({"addressing_style", "us_east_1_regional_endpoint", "payload_signing_enabled"})
+_HARMLESS_CONNECTOR_ARGS = frozenset({"keepalive_timeout", "force_close", "use_dns_cache", "ttl_dns_cache",
+                                      "enable_cleanup_closed"})
+"""aiohttp connector settings that change nothing a GET sends or trusts."""
+_VIRTUAL_BUCKET = re.compile(r"[a-z0-9][a-z0-9-]{1,61}[a-z0-9]")
+
+
+class SigV4:
+    """AWS Signature Version 4 of bodiless S3 requests for one region."""
+
+    def __init__(self, region: str, service: str = "s3") -> None:
+        self.region = region
+        self.service = service
+        self._key: tuple[str, str, bytes] | None = None  # (secret, day, signing key)
+
+    def _signing_key(self, secret: str, day: str) -> bytes:
+        cached = self._key
+        if cached is not None and cached[0] == secret and cached[1] == day:
+            return cached[2]
+        key = ("AWS4" + secret).encode()
+        for part in (day, self.region, self.service, "aws4_request"):
+            key = hmac.new(key, part.encode(), hashlib.sha256).digest()
+        self._key = (secret, day, key)
+        return key
+
+    def sign(self, method: str, host: str, path: str, headers: dict[str, str], access_key: str, secret: str,
+             token: str | None, now: datetime | None = None) -> dict[str, str]:
+        """``headers`` plus ``x-amz-date``, ``x-amz-content-sha256``, the
+        session token and ``Authorization``; ``path`` is the request target
+        as sent (percent-encoded, no query), ``host`` the ``Host`` header."""
+        stamp = (now or datetime.now(timezone.utc)).strftime("%Y%m%dT%H%M%SZ")
+        out = dict(headers)
+        out["x-amz-content-sha256"] = EMPTY_SHA256
+        out["x-amz-date"] = stamp
+        if token:
+            out["x-amz-security-token"] = token
+        signed = {name.lower(): " ".join(value.split()) for name, value in out.items()}
+        signed["host"] = host
+        names = sorted(signed)
+        canonical = "\n".join([method, path, "", *(f"{n}:{signed[n]}" for n in names), "", ";".join(names),
+                               EMPTY_SHA256])
+        day = stamp[:8]
+        scope = f"{day}/{self.region}/{self.service}/aws4_request"
+        to_sign = f"AWS4-HMAC-SHA256\n{stamp}\n{scope}\n{hashlib.sha256(canonical.encode()).hexdigest()}"
+        signature = hmac.new(self._signing_key(secret, day), to_sign.encode(), hashlib.sha256).hexdigest()
+        out["Authorization"] = (f"AWS4-HMAC-SHA256 Credential={access_key}/{scope}, "
+                                f"SignedHeaders={';'.join(names)}, Signature={signature}")
+        return out
+
+
+class LeanS3:
+    """GETs of one s3fs filesystem's objects, signed for its botocore client."""
+
+    def __init__(self, s3client: Any, endpoint: str, region: str, addressing: str, tls: ssl.SSLContext | None,
+                 unsigned: bool) -> None:
+        self.s3client = s3client
+        parts = urlsplit(endpoint)
+        self._scheme = parts.scheme
+        self._netloc = parts.netloc
+        self._base = parts.path.rstrip("/")
+        self._aws = (parts.hostname or "").endswith(".amazonaws.com")
+        self._addressing = addressing
+        self._unsigned = unsigned
+        self.signer = SigV4(region)
+        self.client = LeanClient(tls=tls)
+        self.left_to_s3fs: set[str] = set()
+
+    def url_of(self, bucket: str, key: str) -> str:
+        """The object's URL: path-style unless virtual-hosted applies (as botocore chooses)."""
+        quoted = quote(key, safe="/~")
+        virtual = self._addressing == "virtual" or (
+            self._aws and self._addressing != "path" and _VIRTUAL_BUCKET.fullmatch(bucket) is not None)
+        if virtual:
+            return f"{self._scheme}://{bucket}.{self._netloc}{self._base}/{quoted}"
+        return f"{self._scheme}://{self._netloc}{self._base}/{bucket}/{quoted}"
+
+    async def get(self, bucket: str, key: str, headers: dict[str, str]) -> Answer | None:
+        """The answer of one signed GET, or None when s3fs is to ask (see the
+        module docstring)."""
+        if bucket in self.left_to_s3fs:
+            return None
+        url = self.url_of(bucket, key)
+        if not self._unsigned:
+            credentials = self.s3client._request_signer._credentials
+            if credentials is None:
+                return None
+            frozen = await credentials.get_frozen_credentials()
+            if not frozen.access_key or not frozen.secret_key:
+                return None
+            parts = urlsplit(url)
+            headers = self.signer.sign("GET", host_header(parts), parts.path, headers, frozen.access_key,
+                                       frozen.secret_key, frozen.token)
+        try:
+            answer = await self.client.get(url, headers)
+        except (OSError, asyncio.TimeoutError, ValueError):
+            return None  # s3fs asks again, with its retries and its errors
+        if answer is None or answer.status not in ANSWERED:
+            if answer is not None and answer.status in LEFT_TO_S3FS:
+                self.left_to_s3fs.add(bucket)
+            return None
+        return answer
+
+
+def _plain_config(s3client: Any) -> bool:
+    """Whether the botocore client's settings are ones :class:`LeanS3` honours."""
+    config = s3client.meta.config
+    if getattr(config, "proxies", None) or getattr(config, "client_cert", None):
+        return False
+    if getattr(config, "use_fips_endpoint", False) or getattr(config, "use_dualstack_endpoint", False):
+        return False
+    s3 = getattr(config, "s3", None) or {}
+    if set(s3) - _ALLOWED_S3_CONFIG or s3.get("addressing_style", "auto") not in ("auto", "path", "virtual"):
+        return False
+    session = getattr(getattr(s3client, "_endpoint", None), "http_session", None)
+    if session is None or getattr(session, "_cert_file", None):
+        return False
+    if set(getattr(session, "_connector_args", None) or {}) - _HARMLESS_CONNECTOR_ARGS:
+        return False
+    proxy_config = getattr(session, "_proxy_config", None)
+    endpoint = s3client.meta.endpoint_url
+    if proxy_config is not None and proxy_config.proxy_url_for(endpoint):
+        return False
+    scheme, host = urlsplit(endpoint).scheme, urlsplit(endpoint).hostname or ""
+    if urllib.request.getproxies().get(scheme) and not urllib.request.proxy_bypass(host):
+        return False
+    return getattr(session, "_verify", True) is not False
+
+
+def _tls_of(s3client: Any) -> ssl.SSLContext | None:
+    """The TLS context verifying as the botocore client does (its CA bundle)."""
+    verify = getattr(s3client._endpoint.http_session, "_verify", True)
+    if isinstance(verify, str) and os.path.exists(verify):
+        return ssl.create_default_context(cafile=verify) if os.path.isfile(verify) else \
+            ssl.create_default_context(capath=verify)
+    return None
+
+
+def _lean_for_client(s3client: Any) -> LeanS3 | None:
+    if not _plain_config(s3client):
+        return None
+    import botocore  # type: ignore[import-untyped]  # s3fs is in use, so botocore is there
+
+    signature = s3client._request_signer._signature_version
+    unsigned = signature is botocore.UNSIGNED
+    if not unsigned and signature not in ("s3v4", "v4"):
+        return None
+    endpoint = s3client.meta.endpoint_url
+    if urlsplit(endpoint).scheme not in ("http", "https") or urlsplit(endpoint).query:
+        return None
+    s3 = getattr(s3client.meta.config, "s3", None) or {}
+    return LeanS3(s3client, endpoint, s3client._request_signer._region_name or s3client.meta.region_name,
+                  s3.get("addressing_style", "auto"), _tls_of(s3client), unsigned)
+
+
+def _plain_fs(fs: Any) -> bool:
+    """Whether the s3fs filesystem asks nothing of its requests beyond a GET."""
+    if os.environ.get(ENV_VAR, "").strip().lower() == "aiohttp":
+        return False
+    if getattr(fs, "version_aware", True) or getattr(fs, "requester_pays", True):
+        return False
+    if getattr(fs, "s3_additional_kwargs", None) or getattr(fs, "req_kw", None):
+        return False
+    return not getattr(fs, "cache_regions", False)
+
+
+_LEAN: weakref.WeakKeyDictionary[Any, tuple[Any, LeanS3 | None]] = weakref.WeakKeyDictionary()
+"""Per filesystem: the botocore client seen last and its lean GETs (None: s3fs only)."""
+
+
+async def lean_s3_of(fs: Any) -> LeanS3 | None:
+    """The lean GETs of the s3fs filesystem ``fs`` (on its loop), or None
+    when its settings are ones only s3fs honours. Follows the filesystem's
+    client: a new session gets a new lean client."""
+    if not _plain_fs(fs):
+        return None
+    s3client = await fs.set_session()
+    seen = _LEAN.get(fs)
+    if seen is not None and seen[0] is s3client:
+        return seen[1]
+    lean = _lean_for_client(s3client)
+    _LEAN[fs] = (s3client, lean)
+    return lean
+
+
+__all__ = ["ANSWERED", "EMPTY_SHA256", "LeanS3", "SigV4", "lean_s3_of"]
