@@ -11,6 +11,7 @@ import pytest
 from zarrpy.core.byte_range import OffsetRequest, RangeRequest, SuffixRequest
 from zarrpy.errors import StoreError
 from zarrpy.stores import FsspecStore
+from zarrpy.stores._http_client import LeanClient
 
 from .contract import StoreContract, eio
 
@@ -18,8 +19,8 @@ FS_CALLS = ("cat_file", "cat_ranges", "pipe_file", "rm_file", "find", "ls", "inf
 
 
 def break_fsspec(store: FsspecStore, monkeypatch: pytest.MonkeyPatch) -> None:
-    """Every filesystem call of ``store`` raises OSError(EIO) (s3fs's own
-    request call too: reads over S3 send one ``get_object`` through it)."""
+    """Every filesystem call of ``store`` raises OSError(EIO) (over S3, s3fs's
+    own request call and zarrpy's lean GETs too)."""
     for name in FS_CALLS:
         monkeypatch.setattr(store.fs, name, eio)
     if hasattr(store.fs, "_call_s3"):
@@ -27,6 +28,8 @@ def break_fsspec(store: FsspecStore, monkeypatch: pytest.MonkeyPatch) -> None:
             return eio()
 
         monkeypatch.setattr(store.fs, "_call_s3", call_s3_eio)
+        # The lean GETs fail too: what they cannot do is asked again through _call_s3.
+        monkeypatch.setattr(LeanClient, "get", call_s3_eio)
 
 
 class FsspecContract(StoreContract):
