@@ -29,7 +29,7 @@ def break_fsspec(store: FsspecStore, monkeypatch: pytest.MonkeyPatch) -> None:
 
         monkeypatch.setattr(store.fs, "_call_s3", call_s3_eio)
         # The lean GETs fail too: what they cannot do is asked again through _call_s3.
-        monkeypatch.setattr(LeanClient, "get", call_s3_eio)
+        monkeypatch.setattr(LeanClient, "request", call_s3_eio)
 
 
 class FsspecContract(StoreContract):

@@ -459,9 +459,9 @@ def test_a_connection_the_server_closed_while_idle_is_retried_on_a_new_one(monke
     sent = []
     original = _http_client._Connection.request
 
-    def counting(self: Any, data: bytes, head_only: bool) -> Any:
+    def counting(self: Any, data: bytes, body: bytes, head_only: bool) -> Any:
         sent.append(data.split(b"\r\n", 1)[0])
-        return original(self, data, head_only)
+        return original(self, data, body, head_only)
 
     monkeypatch.setattr(_http_client._Connection, "request", counting)
 

@@ -3,6 +3,7 @@ reads signed on the wire, and everything unusual left to s3fs."""
 
 from __future__ import annotations
 
+import hashlib
 import threading
 from datetime import datetime, timezone
 from typing import Any, Iterator
@@ -27,10 +28,10 @@ WHEN = datetime(2026, 3, 4, 5, 6, 7, tzinfo=timezone.utc)
 
 
 def botocore_authorization(url: str, headers: dict[str, str], key: str, secret: str, token: str | None,
-                           region: str, stamp: str) -> str:
-    """The ``Authorization`` botocore computes for a GET of ``url`` that
-    signs exactly ``headers`` (names as sent) at ``stamp``."""
-    request = AWSRequest("GET", url, headers=dict(headers))
+                           region: str, stamp: str, method: str = "GET") -> str:
+    """The ``Authorization`` botocore computes for ``method url`` that signs
+    exactly ``headers`` (names as sent; the payload hash among them) at ``stamp``."""
+    request = AWSRequest(method, url, headers=dict(headers))
     request.context["timestamp"] = stamp
     auth = S3SigV4Auth(Credentials(key, secret, token), "s3", region)
     canonical = auth.canonical_request(request)
@@ -56,6 +57,17 @@ def test_signatures_are_the_ones_botocore_makes(path: str, extra: dict[str, str]
     assert out["Authorization"] == expected
 
 
+@pytest.mark.parametrize("payload", [hashlib.sha256(b"value").hexdigest(), "UNSIGNED-PAYLOAD"])
+def test_put_signatures_are_the_ones_botocore_makes(payload: str) -> None:
+    signer = SigV4("us-east-1")
+    out = signer.sign("PUT", "s3.example", "/b/c/0/1", {"If-None-Match": "*"}, "AK", "SK", None, now=WHEN,
+                      payload=payload)
+    sent = {k: v for k, v in out.items() if k != "Authorization"}
+    assert sent["x-amz-content-sha256"] == payload
+    assert out["Authorization"] == botocore_authorization("https://s3.example/b/c/0/1", {"host": "s3.example", **sent},
+                                                          "AK", "SK", None, "us-east-1", sent["x-amz-date"], "PUT")
+
+
 def test_the_signing_key_is_made_again_for_a_new_day_or_secret() -> None:
     signer = SigV4("us-east-1")
     one = signer.sign("GET", "h", "/b/k", {}, "A", "s1", None, now=WHEN)["Authorization"]
@@ -78,8 +90,8 @@ class Wire:
     def __init__(self, key: str, secret: str) -> None:
         self.key, self.secret = key, secret
         self.seen: list[tuple[str, str, bool, bool]] = []
-        self.answer: dict[int, int] = {}  # n-th lean GET (0-based) -> status to answer instead
-        self._lean_gets = 0
+        self.answer: dict[tuple[str, int], int] = {}  # (method, n-th lean one, 0-based) -> status to answer instead
+        self._lean: dict[str, int] = {}
         self._lock = threading.Lock()
 
     def __call__(self, environ: dict[str, Any]) -> int | None:
@@ -87,10 +99,11 @@ class Wire:
         valid = self._valid(environ)
         with self._lock:
             self.seen.append((environ["REQUEST_METHOD"], environ["RAW_URI"], botocore, valid))
-            if botocore or environ["REQUEST_METHOD"] != "GET":
+            if botocore:
                 return None
-            n, self._lean_gets = self._lean_gets, self._lean_gets + 1
-            return self.answer.get(n)
+            method = environ["REQUEST_METHOD"]
+            n = self._lean[method] = self._lean.get(method, -1) + 1
+            return self.answer.get((method, n))
 
     def _valid(self, environ: dict[str, Any]) -> bool:
         auth = environ.get("HTTP_AUTHORIZATION", "")
@@ -102,14 +115,15 @@ class Wire:
         region = auth.split("Credential=")[1].split("/")[2]
         token = environ.get("HTTP_X_AMZ_SECURITY_TOKEN")
         expected = botocore_authorization(f"http://{environ['HTTP_HOST']}{environ['RAW_URI']}", headers, self.key,
-                                          self.secret, token, region, environ["HTTP_X_AMZ_DATE"])
+                                          self.secret, token, region, environ["HTTP_X_AMZ_DATE"],
+                                          environ["REQUEST_METHOD"])
         return auth == expected
 
-    def lean_gets(self) -> list[tuple[str, str, bool, bool]]:
-        return [s for s in self.seen if s[0] == "GET" and not s[2]]
+    def lean_gets(self, method: str = "GET") -> list[tuple[str, str, bool, bool]]:
+        return [s for s in self.seen if s[0] == method and not s[2]]
 
-    def botocore_gets(self) -> list[tuple[str, str, bool, bool]]:
-        return [s for s in self.seen if s[0] == "GET" and s[2]]
+    def botocore_gets(self, method: str = "GET") -> list[tuple[str, str, bool, bool]]:
+        return [s for s in self.seen if s[0] == method and s[2]]
 
 
 @pytest.fixture
@@ -165,7 +179,7 @@ def test_an_answer_it_does_not_take_is_asked_again_through_s3fs(s3_options: dict
     store = FsspecStore(s3fs_of(s3_options), f"{BUCKET}/lean-fallback")
     store.set("k", b"0123456789")
     wire.seen.clear()
-    wire.answer = {0: status}
+    wire.answer = {("GET", 0): status}
     assert store.get("k", RangeRequest(2, 5)) == b"234"
     assert len(wire.botocore_gets()) == 1
     assert store.get("k") == b"0123456789"  # the next read is lean again
@@ -177,7 +191,7 @@ def test_a_bucket_that_redirects_is_left_to_s3fs(s3_options: dict[str, Any], wir
     store = FsspecStore(s3fs_of(s3_options), f"{BUCKET}/lean-redirect")
     store.set("k", b"abc")
     wire.seen.clear()
-    wire.answer = {0: status}
+    wire.answer = {("GET", 0): status}
     assert store.get("k") == b"abc"
     assert store.get("k") == b"abc"
     assert len(wire.lean_gets()) == 1 and len(wire.botocore_gets()) == 2
@@ -269,3 +283,65 @@ def test_concurrent_reads_each_get_their_own_answer(s3_options: dict[str, Any], 
         got = store.get_partial_values([(f"k{i}", RangeRequest(0, 10)) for i in range(8)])
         assert got == [bytes([i]) * 10 for i in range(8)]
     assert len(wire.lean_gets()) == 24 and all(valid for *_, valid in wire.lean_gets())
+
+
+# -- PUTs ----------------------------------------------------------------------------
+
+
+def test_array_writes_go_signed_through_the_lean_client(s3_options: dict[str, Any], wire: Wire) -> None:  # noqa: F811
+    store = FsspecStore(s3fs_of(s3_options), f"{BUCKET}/lean-put")
+    data = np.arange(64 * 48, dtype="uint16").reshape(64, 48)
+    wire.seen.clear()
+    a = zarrpy.create_array(store, shape=data.shape, chunks=(16, 16), shards=(32, 32), dtype=data.dtype)
+    a[:] = data
+    a[3:9, 5:7] = 7  # read-modify-write of one shard, written conditionally
+    data[3:9, 5:7] = 7
+    puts = wire.lean_gets("PUT")
+    assert len(puts) >= 6 and not wire.botocore_gets("PUT"), wire.seen
+    assert all(valid for *_, valid in puts), puts
+    np.testing.assert_array_equal(zarrpy.open_array(FsspecStore(s3fs_of(s3_options), f"{BUCKET}/lean-put"))[:],
+                                  data)
+
+
+def test_conditional_puts_through_the_lean_client_refuse_as_s3_does(s3_options: dict[str, Any],  # noqa: F811
+                                                                     wire: Wire) -> None:
+    from zarrpy.stores.writes import ABSENT, ConditionalWrite
+
+    store = FsspecStore(s3fs_of(s3_options), f"{BUCKET}/lean-conditional")
+    assert store.supports_conditional_writes
+    wire.seen.clear()
+    assert store.set_conditional([ConditionalWrite("k", b"one", ABSENT)]) == [True]
+    version = store.get_versioned([VersionedRequest("k", None)])[0].version
+    assert store.set_conditional([ConditionalWrite("k", b"two", ABSENT),
+                                  ConditionalWrite("k", b"two", '"not-the-etag"')]) == [False, False]
+    assert store.set_conditional([ConditionalWrite("k", b"two", version)]) == [True]
+    assert store.set_conditional([ConditionalWrite("gone", b"x", version)]) == [False]
+    assert store.get("k") == b"two" and store.get("gone") is None
+    assert len(wire.lean_gets("PUT")) == 5 and not wire.botocore_gets("PUT"), wire.seen
+
+
+@pytest.mark.parametrize("status", [500, 503])
+def test_a_put_it_does_not_take_is_sent_again_through_s3fs(s3_options: dict[str, Any], wire: Wire,  # noqa: F811
+                                                         status: int) -> None:
+    from zarrpy.stores.writes import ABSENT, ConditionalWrite
+
+    store = FsspecStore(s3fs_of(s3_options), f"{BUCKET}/lean-put-fallback-{status}")
+    wire.seen.clear()
+    wire.answer = {("PUT", 0): status, ("PUT", 1): status}
+    store.set("k", b"plain")
+    assert store.set_conditional([ConditionalWrite("c", b"new", ABSENT)]) == [True]
+    assert store.get("k") == b"plain" and store.get("c") == b"new"
+    assert len(wire.lean_gets("PUT")) == 2 and len(wire.botocore_gets("PUT")) == 2
+
+
+def test_a_long_value_is_left_to_s3fs(s3_options: dict[str, Any], wire: Wire,  # noqa: F811
+                                      monkeypatch: pytest.MonkeyPatch) -> None:
+    from zarrpy.stores import _s3_lean
+
+    monkeypatch.setattr(_s3_lean, "PUT_MAX_NBYTES", 1000)
+    store = FsspecStore(s3fs_of(s3_options), f"{BUCKET}/lean-put-long")
+    wire.seen.clear()
+    store.set_many([("short", b"s" * 999), ("long", b"l" * 1000)])
+    assert store.get("short") == b"s" * 999 and store.get("long") == b"l" * 1000
+    assert [p for _, p, _, _ in wire.lean_gets("PUT")] == [f"/{BUCKET}/lean-put-long/short"]
+    assert [p for _, p, _, _ in wire.botocore_gets("PUT")] == [f"/{BUCKET}/lean-put-long/long"]

@@ -2,7 +2,10 @@
 S3, and batches of writes and deletes sent concurrently or in bulk.
 
 **Conditional writes on S3** (s3fs): each :class:`~zarrpy.stores.writes.ConditionalWrite`
-is one request through s3fs's ``_call_s3`` (its retries and request options):
+is one request, a PUT through zarrpy's lean client on a plain filesystem
+(:mod:`zarrpy.stores._s3_lean`; an answer it does not take is sent again
+through s3fs), else through s3fs's ``_call_s3`` (its retries and request
+options):
 
 - a value expected :data:`~zarrpy.stores.writes.ABSENT`: ``put_object`` with
   ``IfNoneMatch="*"``;
@@ -27,8 +30,9 @@ before the conditional-write parameters (late 2024) would send the ``IfMatch``
 put as a plain one: :func:`s3_conditions_known` checks the client's model,
 and no conditional write is sent without them.
 
-**Batches.** :func:`put_one` is one PUT (``_pipe_file``: no HEAD, no
-listing); the store runs many at once on the filesystem's loop.
+**Batches.** :func:`put_one` is one PUT (the lean client's on plain S3,
+else ``_pipe_file``: no HEAD, no listing); the store runs many at once on
+the filesystem's loop.
 :func:`s3_delete_batch` removes up to :data:`S3_DELETE_BATCH` keys with one
 ``DeleteObjects`` request.
 """
@@ -38,6 +42,7 @@ from __future__ import annotations
 from typing import Any, Hashable
 
 from ._fsspec_versioned import _is_instance, _s3_code
+from ._s3_lean import lean_s3_of
 from .writes import ABSENT
 
 S3_DELETE_BATCH = 1000
@@ -79,6 +84,18 @@ async def s3_conditional(fs: Any, path: str, value: bytes | None, expected: Hash
         return True  # nothing to remove, and nothing sent (see the module docstring)
     bucket, key, _ = fs.split_path(path)
     condition = {"IfNoneMatch": "*"} if expected is ABSENT else {"IfMatch": s3_etag(expected)}
+    if value is not None:
+        lean = await lean_s3_of(fs)
+        if lean is not None:
+            header = ("If-None-Match", "*") if expected is ABSENT else ("If-Match", s3_etag(expected))
+            answer = await lean.put(bucket, key, value, dict([header]))
+            status = None if answer is None else answer.status
+            if status is not None:
+                fs.invalidate_cache(path)
+            if status == 200:
+                return True
+            if status in (409, 412) or (status == 404 and expected is not ABSENT):
+                return False
     try:
         if value is None:
             await fs._call_s3("delete_object", Bucket=bucket, Key=key, **condition)
@@ -111,8 +128,16 @@ async def s3_delete_batch(fs: Any, paths: list[str]) -> list[tuple[str, str]]:
 
 
 async def put_one(fs: Any, path: str, value: bytes) -> None:
-    """One PUT of ``value`` at ``path`` on the async filesystem ``fs``; a
-    filesystem that wants the parent made first gets it, as ``_set`` does."""
+    """One PUT of ``value`` at ``path`` on the async filesystem ``fs`` (on a
+    plain S3 filesystem through the lean client); a filesystem that wants
+    the parent made first gets it, as ``_set`` does."""
+    lean = await lean_s3_of(fs) if is_s3(fs) else None
+    if lean is not None:
+        bucket, key, _ = fs.split_path(path)
+        answer = await lean.put(bucket, key, value, {})
+        if answer is not None and answer.status == 200:
+            fs.invalidate_cache(path)
+            return
     try:
         await fs._pipe_file(path, value)
     except FileNotFoundError:

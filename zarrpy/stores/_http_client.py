@@ -1,5 +1,6 @@
-"""A lean HTTP/1.1 GET client on asyncio, for the plain case of fsspec's
-HTTP filesystem (no proxy, authentication or client settings).
+"""A lean HTTP/1.1 client on asyncio: GETs for the plain case of fsspec's
+HTTP filesystem (no proxy, authentication or client settings), and S3's
+signed GETs and PUTs (:mod:`zarrpy.stores._s3_lean`).
 
 Why: a remote read is judged by its round trips, and once those are at the
 floor by the CPU each answer costs on the one event-loop thread that
@@ -13,7 +14,8 @@ kept-alive connections (one pool per event loop and origin), bodies framed by
 ``Content-Length``, ``chunked`` or the connection's end, ``http`` and ``https``
 (the default TLS context: verified certificates). A kept-alive connection
 the server closed meanwhile is retried once on a new one (a GET is safe to
-repeat). What it leaves to aiohttp (:func:`plain_client_for` says None, or
+repeat; so is a PUT, and a conditional PUT refused by its own first attempt
+is a refusal its caller already handles). What it leaves to aiohttp (:func:`plain_client_for` says None, or
 :meth:`LeanClient.get` answers None before anything is used): redirects,
 encoded bodies (it asks for ``identity``), credentials in the URL, and any
 filesystem whose session or request options are set.
@@ -161,12 +163,15 @@ class _Connection(asyncio.BufferedProtocol):
         return None  # close the transport; connection_lost finishes the body
 
     # -- one request ---------------------------------------------------------
-    def request(self, data: bytes, head_only: bool) -> asyncio.Future[Answer]:
+    def request(self, data: bytes, body: bytes, head_only: bool) -> asyncio.Future[Answer]:
         assert self.transport is not None
         self._reset()
         self._head_only = head_only
         self._future = asyncio.get_running_loop().create_future()
-        self.transport.write(data)
+        if len(body) <= 16384:
+            self.transport.write(data + body if body else data)
+        else:  # not copied into one buffer
+            self.transport.writelines([data, body])
         return self._future
 
     def _take_head(self) -> None:
@@ -320,6 +325,11 @@ class LeanClient:
         """``GET url`` (encoded, as ``fs.encode_url`` gives it) with
         ``headers``; None when the answer is one this client leaves to
         aiohttp (a redirect, an encoded body), or the URL is."""
+        return await self.request("GET", url, headers)
+
+    async def request(self, method: str, url: str, headers: dict[str, str], body: bytes = b"") -> Answer | None:
+        """``method url`` with ``headers`` and ``body`` (sent with its
+        ``Content-Length`` when not empty); None as :meth:`get` says."""
         parts = urlsplit(url)
         if parts.scheme not in ("http", "https") or parts.username is not None or not parts.hostname:
             return None
@@ -329,31 +339,33 @@ class LeanClient:
         target = (parts.path or "/") + (f"?{parts.query}" if parts.query else "")
         if _UNSENDABLE.search(target):
             return None  # not an encoded URL
-        lines = [f"GET {target} HTTP/1.1", f"Host: {host_header(parts)}", "Accept-Encoding: identity"]
+        lines = [f"{method} {target} HTTP/1.1", f"Host: {host_header(parts)}", "Accept-Encoding: identity"]
         lines += [f"{k}: {v}" for k, v in headers.items()]
+        if body:
+            lines.append(f"Content-Length: {len(body)}")
         data = ("\r\n".join(lines) + "\r\n\r\n").encode("latin-1")
         async with asyncio.timeout(TIMEOUT):
-            answer = await self._send(origin, data)
+            answer = await self._send(origin, data, body)
         if 300 <= answer.status < 400 and "location" in answer.headers:
             return None
         if answer.headers.get("content-encoding", "identity").lower() != "identity":
             return None
         return answer
 
-    async def _send(self, origin: tuple[str, str, int], data: bytes) -> Answer:
+    async def _send(self, origin: tuple[str, str, int], data: bytes, body: bytes) -> Answer:
         conn = self._take_idle(origin)
         if conn is not None:
             try:
-                return await self._exchange(origin, conn, data)
+                return await self._exchange(origin, conn, data, body)
             except (ConnectionError, asyncio.IncompleteReadError):
                 if conn.received:
                     raise
             # a kept-alive connection the server had closed: once more, on a new one
-        return await self._exchange(origin, await self._connect(*origin), data)
+        return await self._exchange(origin, await self._connect(*origin), data, body)
 
-    async def _exchange(self, origin: tuple[str, str, int], conn: _Connection, data: bytes) -> Answer:
+    async def _exchange(self, origin: tuple[str, str, int], conn: _Connection, data: bytes, body: bytes) -> Answer:
         try:
-            answer = await conn.request(data, head_only=False)
+            answer = await conn.request(data, body, head_only=False)
         except BaseException:
             if conn.transport is not None:
                 conn.transport.close()

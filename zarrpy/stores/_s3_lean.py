@@ -1,5 +1,5 @@
-"""Lean S3 GETs: zarrpy's HTTP client with AWS Signature Version 4, for the
-plain case of an s3fs filesystem.
+"""Lean S3 GETs and PUTs: zarrpy's HTTP client with AWS Signature Version 4,
+for the plain case of an s3fs filesystem.
 
 Why: on an object store a read is judged by its round trips, and once those
 are at the floor by the CPU each answer costs on the one event-loop thread
@@ -13,7 +13,11 @@ signed with the credentials of the filesystem's own botocore client (asked
 for every request, so refreshed credentials are used), to the endpoint and
 region that client resolved: path-style on a custom endpoint (as botocore
 does), virtual-hosted on AWS for DNS-compatible bucket names. Answers it
-hands on: ``200``, ``206``, ``404`` and ``412``. Everything else (a
+hands on: ``200``, ``206``, ``404`` and ``412``. ``PUT`` of one value below
+:data:`PUT_MAX_NBYTES`, with ``If-Match`` / ``If-None-Match`` when written
+conditionally, its body hashed into the signature over plain HTTP (not over
+TLS, as botocore does); answers handed on: ``200``, and the refusals
+``412``, ``409`` and ``404``. Everything else (a
 redirect to another region, an unsatisfiable range, throttling, a refused
 signature, a lost connection) goes back to s3fs, which retries, redirects
 and names errors as it always has; a bucket that answered with a redirect
@@ -48,6 +52,14 @@ EMPTY_SHA256 = hashlib.sha256(b"").hexdigest()
 ANSWERED = frozenset({200, 206, 404, 412})
 """Statuses handed on; any other answer is asked again through s3fs."""
 
+PUT_ANSWERED = frozenset({200, 409, 412, 404})
+"""Statuses of a PUT handed on: written, or a condition refused."""
+
+PUT_MAX_NBYTES = 100 * 2**20
+"""Values this long or longer are left to s3fs (a multipart upload, as s3fs sends them)."""
+
+UNSIGNED_PAYLOAD = "UNSIGNED-PAYLOAD"
+
 LEFT_TO_S3FS = frozenset({301, 307, 400})
 """Statuses after which a bucket is read through s3fs only (its region or
 endpoint is not the one this client signs for)."""
@@ -60,7 +72,7 @@ _VIRTUAL_BUCKET = re.compile(r"[a-z0-9][a-z0-9-]{1,61}[a-z0-9]")
 
 
 class SigV4:
-    """AWS Signature Version 4 of bodiless S3 requests for one region."""
+    """AWS Signature Version 4 of S3 requests without a query, for one region."""
 
     def __init__(self, region: str, service: str = "s3") -> None:
         self.region = region
@@ -78,13 +90,14 @@ class SigV4:
         return key
 
     def sign(self, method: str, host: str, path: str, headers: dict[str, str], access_key: str, secret: str,
-             token: str | None, now: datetime | None = None) -> dict[str, str]:
-        """``headers`` plus ``x-amz-date``, ``x-amz-content-sha256``, the
+             token: str | None, now: datetime | None = None, payload: str = EMPTY_SHA256) -> dict[str, str]:
+        """``headers`` plus ``x-amz-date``, ``x-amz-content-sha256``
+        (``payload``: the body's SHA-256, or ``UNSIGNED-PAYLOAD``), the
         session token and ``Authorization``; ``path`` is the request target
         as sent (percent-encoded, no query), ``host`` the ``Host`` header."""
         stamp = (now or datetime.now(timezone.utc)).strftime("%Y%m%dT%H%M%SZ")
         out = dict(headers)
-        out["x-amz-content-sha256"] = EMPTY_SHA256
+        out["x-amz-content-sha256"] = payload
         out["x-amz-date"] = stamp
         if token:
             out["x-amz-security-token"] = token
@@ -92,7 +105,7 @@ class SigV4:
         signed["host"] = host
         names = sorted(signed)
         canonical = "\n".join([method, path, "", *(f"{n}:{signed[n]}" for n in names), "", ";".join(names),
-                               EMPTY_SHA256])
+                               payload])
         day = stamp[:8]
         scope = f"{day}/{self.region}/{self.service}/aws4_request"
         to_sign = f"AWS4-HMAC-SHA256\n{stamp}\n{scope}\n{hashlib.sha256(canonical.encode()).hexdigest()}"
@@ -131,6 +144,18 @@ class LeanS3:
     async def get(self, bucket: str, key: str, headers: dict[str, str]) -> Answer | None:
         """The answer of one signed GET, or None when s3fs is to ask (see the
         module docstring)."""
+        return await self._send("GET", bucket, key, headers, b"", ANSWERED)
+
+    async def put(self, bucket: str, key: str, value: bytes, headers: dict[str, str]) -> Answer | None:
+        """The answer of one signed PUT of ``value`` (``200``, or a refused
+        condition: ``412``, ``409``, ``404``), or None when s3fs is to send it
+        (nothing was written then)."""
+        if len(value) >= PUT_MAX_NBYTES:
+            return None
+        return await self._send("PUT", bucket, key, headers, value, PUT_ANSWERED)
+
+    async def _send(self, method: str, bucket: str, key: str, headers: dict[str, str], body: bytes,
+                    answered: frozenset[int]) -> Answer | None:
         if bucket in self.left_to_s3fs:
             return None
         url = self.url_of(bucket, key)
@@ -142,13 +167,16 @@ class LeanS3:
             if not frozen.access_key or not frozen.secret_key:
                 return None
             parts = urlsplit(url)
-            headers = self.signer.sign("GET", host_header(parts), parts.path, headers, frozen.access_key,
-                                       frozen.secret_key, frozen.token)
+            # Over TLS the body is not hashed (as botocore does); over plain HTTP it is signed.
+            payload = EMPTY_SHA256 if not body else \
+                UNSIGNED_PAYLOAD if self._scheme == "https" else hashlib.sha256(body).hexdigest()
+            headers = self.signer.sign(method, host_header(parts), parts.path, headers, frozen.access_key,
+                                       frozen.secret_key, frozen.token, payload=payload)
         try:
-            answer = await self.client.get(url, headers)
+            answer = await self.client.request(method, url, headers, body)
         except (OSError, asyncio.TimeoutError, ValueError):
             return None  # s3fs asks again, with its retries and its errors
-        if answer is None or answer.status not in ANSWERED:
+        if answer is None or answer.status not in answered:
             if answer is not None and answer.status in LEFT_TO_S3FS:
                 self.left_to_s3fs.add(bucket)
             return None
@@ -236,4 +264,4 @@ async def lean_s3_of(fs: Any) -> LeanS3 | None:
     return lean
 
 
-__all__ = ["ANSWERED", "EMPTY_SHA256", "LeanS3", "SigV4", "lean_s3_of"]
+__all__ = ["ANSWERED", "EMPTY_SHA256", "LeanS3", "PUT_ANSWERED", "PUT_MAX_NBYTES", "SigV4", "lean_s3_of"]

@@ -441,6 +441,9 @@ class FsspecStore(Store):
             parent, _, name = path.rpartition("/")
             target = f"{parent}/{temp_name(name)}"
         try:
+            if is_s3(self.fs):  # one PUT, through the lean client when it can
+                sync(self.fs.loop, put_one, self.fs, path, value)
+                return
             try:
                 self.fs.pipe_file(target, value)
             except FileNotFoundError:
