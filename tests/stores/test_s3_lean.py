@@ -3,6 +3,7 @@ reads signed on the wire, and everything unusual left to s3fs."""
 
 from __future__ import annotations
 
+import asyncio
 import hashlib
 import threading
 from datetime import datetime, timezone
@@ -272,6 +273,51 @@ def test_virtual_hosted_urls_on_aws_and_path_style_elsewhere() -> None:
     assert custom.url_of("my-bucket", "~k") == "http://127.0.0.1:9000/base/my-bucket/~k"
     virtual = LeanS3(None, "http://minio.example:9000", "us-east-1", "virtual", None, True)
     assert virtual.url_of("bkt", "k") == "http://bkt.minio.example:9000/k"
+    assert virtual.url_of("My_Bucket", "k") == "http://minio.example:9000/My_Bucket/k"  # not a host name
+    on_ip = LeanS3(None, "http://127.0.0.1:9000", "us-east-1", "virtual", None, True)
+    assert on_ip.url_of("bkt", "k") == "http://127.0.0.1:9000/bkt/k"
+
+
+@pytest.mark.parametrize("bucket", ["arn:aws:s3:us-west-2:123456789012:accesspoint/ap", "data--usw2-az1--x-s3",
+                                    "data--usw2-az1--xa-s3", "mfzwi23gnjvgw.mrap"])
+def test_buckets_with_endpoints_of_their_own_are_left_to_s3fs(bucket: str) -> None:
+    from zarrpy.stores._s3_lean import LeanS3, plain_bucket
+
+    assert not plain_bucket(bucket)
+    lean = LeanS3(None, "http://127.0.0.1:1", "us-east-1", "auto", None, True)
+    assert asyncio.run(lean.get(bucket, "k", {})) is None  # nothing sent (nothing listens there either)
+    assert plain_bucket("my-bucket") and plain_bucket("my.dotted.bucket")
+
+
+def test_tls_trusts_botocores_bundle_and_timeouts_follow_the_client(s3_options: dict[str, Any]) -> None:  # noqa: F811
+    import ssl
+
+    from botocore.httpsession import get_cert_path
+
+    from zarrpy.stores._s3_lean import _timeout_of, _tls_of
+
+    fs = s3fs_of(s3_options)
+    client = fs.s3
+    # aiobotocore trusts exactly get_cert_path(verify): certifi's bundle, or AWS_CA_BUNDLE's
+    expected = ssl.create_default_context(cafile=get_cert_path(client._endpoint.http_session._verify)).cert_store_stats()
+    tls = _tls_of(client)
+    assert tls is not None and tls.cert_store_stats() == expected
+    assert _timeout_of(client) == 15.0  # the fixture's connect (5 s) and read (10 s) timeouts
+    lean = sync(fs.loop, lean_s3_of, fs)
+    assert lean is not None and lean.client._timeout == 15.0
+
+
+def test_a_404_that_is_not_no_such_key_is_asked_again_through_s3fs(s3_options: dict[str, Any],  # noqa: F811
+                                                                   wire: Wire) -> None:
+    store = FsspecStore(s3fs_of(s3_options), f"{BUCKET}/lean-404")
+    store.set("k", b"there")
+    wire.seen.clear()
+    wire.answer = {("GET", 0): 404}  # an error document whose code is not NoSuchKey
+    assert store.get("k") == b"there"
+    assert len(wire.lean_gets()) == 1 and len(wire.botocore_gets()) == 1
+    wire.seen.clear()
+    assert store.get("missing") is None  # moto's NoSuchKey: missing, without asking s3fs
+    assert len(wire.lean_gets()) == 1 and not wire.botocore_gets()
 
 
 def test_concurrent_reads_each_get_their_own_answer(s3_options: dict[str, Any], wire: Wire) -> None:  # noqa: F811

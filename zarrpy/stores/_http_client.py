@@ -13,9 +13,12 @@ What it does: ``GET`` with extra headers (``Range``, ``If-Match``) over
 kept-alive connections (one pool per event loop and origin), bodies framed by
 ``Content-Length``, ``chunked`` or the connection's end, ``http`` and ``https``
 (the default TLS context: verified certificates). A kept-alive connection
-the server closed meanwhile is retried once on a new one (a GET is safe to
-repeat; so is a PUT, and a conditional PUT refused by its own first attempt
-is a refusal its caller already handles). What it leaves to aiohttp (:func:`plain_client_for` says None, or
+the server closed meanwhile is retried once on a new one, as long as no
+byte of an answer came (a GET is safe to repeat, and so is a PUT; a
+conditional PUT that the server applied but whose answer was lost is then
+refused by its own first attempt and reported as not applied, as any
+client's retry would: the caller re-reads and writes again, so nothing is
+lost). What it leaves to aiohttp (:func:`plain_client_for` says None, or
 :meth:`LeanClient.get` answers None before anything is used): redirects,
 encoded bodies (it asks for ``identity``), credentials in the URL, and any
 filesystem whose session or request options are set.
@@ -297,9 +300,10 @@ class _Connection(asyncio.BufferedProtocol):
 class LeanClient:
     """Kept-alive connections of one event loop, by origin."""
 
-    def __init__(self, tls: ssl.SSLContext | None = None) -> None:
+    def __init__(self, tls: ssl.SSLContext | None = None, timeout: float = TIMEOUT) -> None:
         self._idle: dict[tuple[str, str, int], list[_Connection]] = {}
         self._tls = tls  # None: tls_context(), made at the first https connection
+        self._timeout = timeout
 
     def _tls_context(self) -> ssl.SSLContext:
         if self._tls is None:
@@ -344,7 +348,7 @@ class LeanClient:
         if body:
             lines.append(f"Content-Length: {len(body)}")
         data = ("\r\n".join(lines) + "\r\n\r\n").encode("latin-1")
-        async with asyncio.timeout(TIMEOUT):
+        async with asyncio.timeout(self._timeout):
             answer = await self._send(origin, data, body)
         if 300 <= answer.status < 400 and "location" in answer.headers:
             return None

@@ -17,16 +17,22 @@ hands on: ``200``, ``206``, ``404`` and ``412``. ``PUT`` of one value below
 :data:`PUT_MAX_NBYTES`, with ``If-Match`` / ``If-None-Match`` when written
 conditionally, its body hashed into the signature over plain HTTP (not over
 TLS, as botocore does); answers handed on: ``200``, and the refusals
-``412``, ``409`` and ``404``. Everything else (a
-redirect to another region, an unsatisfiable range, throttling, a refused
-signature, a lost connection) goes back to s3fs, which retries, redirects
-and names errors as it always has; a bucket that answered with a redirect
-or a ``400`` is left to s3fs from then on.
+``412``, ``409`` and ``404`` (no checksum header is sent: TLS, or over
+plain HTTP the signed body hash, protects the bytes; a bucket that demands
+one answers ``400``). A ``404`` is handed on only as S3's ``NoSuchKey``.
+Everything else (a redirect to another region, a missing bucket, an
+unsatisfiable range, throttling, a refused signature, a lost connection, a
+request that takes longer than the client's connect and read timeouts
+together) goes back to s3fs, which retries, redirects and names errors as
+it always has; a bucket that answered with a redirect or a ``400`` is left
+to s3fs from then on. TLS trusts what botocore trusts (its CA bundle).
 
-What it leaves to s3fs (:func:`lean_s3_of` says None): version-aware or
+What it leaves to s3fs (:func:`lean_s3_of` says None, or the bucket is
+not :func:`plain_bucket`: ARNs, directory buckets): version-aware or
 requester-pays filesystems, extra request arguments (SSE-C, …), per-bucket
 region caching, proxies, client certificates, TLS verification turned off,
-accelerate / dual-stack / FIPS endpoints, signature versions other than
+accelerate / dual-stack / FIPS endpoints, client context parameters,
+signature versions other than
 SigV4, and ``ZARRPY_HTTP_CLIENT=aiohttp``.
 """
 
@@ -35,6 +41,7 @@ from __future__ import annotations
 import asyncio
 import hashlib
 import hmac
+import ipaddress
 import os
 import re
 import ssl
@@ -44,7 +51,7 @@ from datetime import datetime, timezone
 from typing import Any
 from urllib.parse import quote, urlsplit
 
-from ._http_client import ENV_VAR, Answer, LeanClient, host_header
+from ._http_client import ENV_VAR, TIMEOUT, Answer, LeanClient, host_header
 
 EMPTY_SHA256 = hashlib.sha256(b"").hexdigest()
 """The payload hash of a request without a body (``x-amz-content-sha256``)."""
@@ -68,6 +75,8 @@ _ALLOWED_S3_CONFIG = frozenset({"addressing_style", "us_east_1_regional_endpoint
 _HARMLESS_CONNECTOR_ARGS = frozenset({"keepalive_timeout", "force_close", "use_dns_cache", "ttl_dns_cache",
                                       "enable_cleanup_closed"})
 """aiohttp connector settings that change nothing a GET sends or trusts."""
+_OWN_ENDPOINT_SUFFIXES = ("--x-s3", "--xa-s3", "--op-s3", ".mrap")
+_ERROR_CODE = re.compile(rb"<Code>([^<]{1,64})</Code>")
 _VIRTUAL_BUCKET = re.compile(r"[a-z0-9][a-z0-9-]{1,61}[a-z0-9]")
 
 
@@ -119,24 +128,29 @@ class LeanS3:
     """GETs of one s3fs filesystem's objects, signed for its botocore client."""
 
     def __init__(self, s3client: Any, endpoint: str, region: str, addressing: str, tls: ssl.SSLContext | None,
-                 unsigned: bool) -> None:
+                 unsigned: bool, timeout: float = TIMEOUT) -> None:
         self.s3client = s3client
         parts = urlsplit(endpoint)
         self._scheme = parts.scheme
         self._netloc = parts.netloc
         self._base = parts.path.rstrip("/")
-        self._aws = (parts.hostname or "").endswith(".amazonaws.com")
+        host = parts.hostname or ""
+        self._aws = host.endswith(".amazonaws.com")
+        self._ip_host = _is_ip(host)
         self._addressing = addressing
         self._unsigned = unsigned
         self.signer = SigV4(region)
-        self.client = LeanClient(tls=tls)
+        self.client = LeanClient(tls=tls, timeout=timeout)
         self.left_to_s3fs: set[str] = set()
 
     def url_of(self, bucket: str, key: str) -> str:
-        """The object's URL: path-style unless virtual-hosted applies (as botocore chooses)."""
+        """The object's URL: path-style unless virtual-hosted applies (as
+        botocore chooses: on AWS, or with ``addressing_style="virtual"``,
+        for a bucket name that can be a host name, on a host that is not an
+        IP address)."""
         quoted = quote(key, safe="/~")
-        virtual = self._addressing == "virtual" or (
-            self._aws and self._addressing != "path" and _VIRTUAL_BUCKET.fullmatch(bucket) is not None)
+        virtual = (self._addressing == "virtual" or (self._aws and self._addressing != "path")) and \
+            _VIRTUAL_BUCKET.fullmatch(bucket) is not None and not self._ip_host
         if virtual:
             return f"{self._scheme}://{bucket}.{self._netloc}{self._base}/{quoted}"
         return f"{self._scheme}://{self._netloc}{self._base}/{bucket}/{quoted}"
@@ -156,7 +170,7 @@ class LeanS3:
 
     async def _send(self, method: str, bucket: str, key: str, headers: dict[str, str], body: bytes,
                     answered: frozenset[int]) -> Answer | None:
-        if bucket in self.left_to_s3fs:
+        if bucket in self.left_to_s3fs or not plain_bucket(bucket):
             return None
         url = self.url_of(bucket, key)
         if not self._unsigned:
@@ -176,11 +190,33 @@ class LeanS3:
             answer = await self.client.request(method, url, headers, body)
         except (OSError, asyncio.TimeoutError, ValueError):
             return None  # s3fs asks again, with its retries and its errors
-        if answer is None or answer.status not in answered:
-            if answer is not None and answer.status in LEFT_TO_S3FS:
-                self.left_to_s3fs.add(bucket)
+        if answer is None or answer.status in LEFT_TO_S3FS:  # a redirect, or not this endpoint's bucket
+            self.left_to_s3fs.add(bucket)
             return None
+        if answer.status not in answered or (answer.status == 404 and error_code(answer) != "NoSuchKey"):
+            return None  # a missing bucket, or a 404 from something else: s3fs tells
         return answer
+
+
+def plain_bucket(bucket: str) -> bool:
+    """Whether ``bucket`` is an ordinary bucket name: access-point and
+    Object Lambda ARNs, directory buckets (S3 Express) and multi-region
+    access points go to endpoints and signatures of their own (s3fs's)."""
+    return ":" not in bucket and not bucket.endswith(_OWN_ENDPOINT_SUFFIXES)
+
+
+def error_code(answer: Answer) -> str | None:
+    """The ``<Code>`` of an S3 error document."""
+    m = _ERROR_CODE.search(answer.body[:4096])
+    return m[1].decode("ascii", "replace") if m else None
+
+
+def _is_ip(host: str) -> bool:
+    try:
+        ipaddress.ip_address(host)
+    except ValueError:
+        return False
+    return True
 
 
 def _plain_config(s3client: Any) -> bool:
@@ -189,6 +225,8 @@ def _plain_config(s3client: Any) -> bool:
     if getattr(config, "proxies", None) or getattr(config, "client_cert", None):
         return False
     if getattr(config, "use_fips_endpoint", False) or getattr(config, "use_dualstack_endpoint", False):
+        return False
+    if getattr(config, "client_context_params", None):  # accelerate, force_path_style … as ruleset inputs
         return False
     s3 = getattr(config, "s3", None) or {}
     if set(s3) - _ALLOWED_S3_CONFIG or s3.get("addressing_style", "auto") not in ("auto", "path", "virtual"):
@@ -209,12 +247,28 @@ def _plain_config(s3client: Any) -> bool:
 
 
 def _tls_of(s3client: Any) -> ssl.SSLContext | None:
-    """The TLS context verifying as the botocore client does (its CA bundle)."""
-    verify = getattr(s3client._endpoint.http_session, "_verify", True)
-    if isinstance(verify, str) and os.path.exists(verify):
-        return ssl.create_default_context(cafile=verify) if os.path.isfile(verify) else \
-            ssl.create_default_context(capath=verify)
-    return None
+    """The TLS context trusting what the botocore client trusts: its CA
+    bundle (``verify=True`` is botocore's default bundle, certifi's), not
+    the system's store."""
+    from botocore.httpsession import get_cert_path  # type: ignore[import-untyped]
+
+    verify = get_cert_path(getattr(s3client._endpoint.http_session, "_verify", True))
+    if not isinstance(verify, str) or not os.path.exists(verify):
+        return None  # the default context (only used for https)
+    if os.path.isdir(verify):
+        return ssl.create_default_context(capath=verify)
+    return ssl.create_default_context(cafile=verify)
+
+
+def _timeout_of(s3client: Any) -> float:
+    """Seconds one lean request may take: the client's connect and read
+    timeouts together (a stalled request then goes to s3fs, which retries)."""
+    config = s3client.meta.config
+    total = 0.0
+    for name in ("connect_timeout", "read_timeout"):
+        value = getattr(config, name, None)
+        total += float(value) if isinstance(value, (int, float)) and value > 0 else 60.0
+    return total
 
 
 def _lean_for_client(s3client: Any) -> LeanS3 | None:
@@ -231,7 +285,7 @@ def _lean_for_client(s3client: Any) -> LeanS3 | None:
         return None
     s3 = getattr(s3client.meta.config, "s3", None) or {}
     return LeanS3(s3client, endpoint, s3client._request_signer._region_name or s3client.meta.region_name,
-                  s3.get("addressing_style", "auto"), _tls_of(s3client), unsigned)
+                  s3.get("addressing_style", "auto"), _tls_of(s3client), unsigned, _timeout_of(s3client))
 
 
 def _plain_fs(fs: Any) -> bool:
