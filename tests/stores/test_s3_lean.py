@@ -391,3 +391,12 @@ def test_a_long_value_is_left_to_s3fs(s3_options: dict[str, Any], wire: Wire,  #
     assert store.get("short") == b"s" * 999 and store.get("long") == b"l" * 1000
     assert [p for _, p, _, _ in wire.lean_gets("PUT")] == [f"/{BUCKET}/lean-put-long/short"]
     assert [p for _, p, _, _ in wire.botocore_gets("PUT")] == [f"/{BUCKET}/lean-put-long/long"]
+
+
+def test_another_loop_gets_its_own_lean_client(s3_options: dict[str, Any]) -> None:  # noqa: F811
+    fs = s3fs_of(s3_options)
+    first = sync(fs.loop, lean_s3_of, fs)
+    assert first is not None
+    elsewhere = asyncio.run(lean_s3_of(fs))  # its connections would belong to another loop
+    assert elsewhere is not None and elsewhere is not first and elsewhere.client is not first.client
+    assert sync(fs.loop, lean_s3_of, fs) is not first  # made again for fs's own loop, not shared

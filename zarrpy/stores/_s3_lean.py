@@ -299,22 +299,27 @@ def _plain_fs(fs: Any) -> bool:
     return not getattr(fs, "cache_regions", False)
 
 
-_LEAN: weakref.WeakKeyDictionary[Any, tuple[Any, LeanS3 | None]] = weakref.WeakKeyDictionary()
-"""Per filesystem: the botocore client seen last and its lean GETs (None: s3fs only)."""
+_LEAN: weakref.WeakKeyDictionary[Any, tuple[tuple[Any, asyncio.AbstractEventLoop], LeanS3 | None]] = \
+    weakref.WeakKeyDictionary()
+"""Per filesystem: what its lean client was made for (the botocore client
+and the event loop) and that client (None: s3fs only). A forked process
+never reuses it: fsspec refuses a filesystem used across a fork."""
 
 
 async def lean_s3_of(fs: Any) -> LeanS3 | None:
     """The lean GETs of the s3fs filesystem ``fs`` (on its loop), or None
     when its settings are ones only s3fs honours. Follows the filesystem's
-    client: a new session gets a new lean client."""
+    client and loop: a new session or loop gets a new lean client (its
+    kept-alive connections are never used from another loop)."""
     if not _plain_fs(fs):
         return None
     s3client = await fs.set_session()
+    made_for = (s3client, asyncio.get_running_loop())
     seen = _LEAN.get(fs)
-    if seen is not None and seen[0] is s3client:
+    if seen is not None and seen[0][0] is made_for[0] and seen[0][1] is made_for[1]:
         return seen[1]
     lean = _lean_for_client(s3client)
-    _LEAN[fs] = (s3client, lean)
+    _LEAN[fs] = (made_for, lean)
     return lean
 
 
