@@ -23,7 +23,7 @@ from zarrpy.core.byte_range import RangeRequest, SuffixRequest  # noqa: E402
 from zarrpy.stores.abc import VersionedRequest  # noqa: E402
 from zarrpy.stores.fsspec import FsspecStore  # noqa: E402
 from zarrpy.stores._s3_lean import SigV4, lean_s3_of  # noqa: E402
-from tests.stores.s3_server import BUCKET, inspect_requests, s3_options  # noqa: E402,F401
+from tests.stores.s3_server import BUCKET, inspect_requests, request_log, s3_options, set_latency  # noqa: E402,F401
 
 WHEN = datetime(2026, 3, 4, 5, 6, 7, tzinfo=timezone.utc)
 
@@ -400,3 +400,33 @@ def test_another_loop_gets_its_own_lean_client(s3_options: dict[str, Any]) -> No
     elsewhere = asyncio.run(lean_s3_of(fs))  # its connections would belong to another loop
     assert elsewhere is not None and elsewhere is not first and elsewhere.client is not first.client
     assert sync(fs.loop, lean_s3_of, fs) is not first  # made again for fs's own loop, not shared
+
+
+def test_lean_requests_keep_the_round_trips_at_the_floor(s3_options: dict[str, Any], wire: Wire) -> None:  # noqa: F811
+    """Through the lean client: open = 1 GET; a region over 4 shards = the
+    indexes in one wave, then the inner chunks' ranges in one; writing 4
+    whole shards = 4 PUTs in one wave (all signed, none through botocore)."""
+    from bench.http_server import round_trip_depth
+
+    store = FsspecStore(s3fs_of(s3_options), f"{BUCKET}/lean-waves")
+    data = np.arange(64 * 64, dtype="uint16").reshape(64, 64)
+    a = zarrpy.create_array(store, shape=data.shape, chunks=(8, 8), shards=(32, 32), dtype=data.dtype)
+    log = request_log(s3_options)
+    set_latency(s3_options, 0.05)
+    try:
+        log.clear()
+        wire.seen.clear()
+        a[:] = data
+        writes = log.entries()
+        assert [e.method for e in writes] == ["PUT"] * 4 and round_trip_depth(writes) == 1
+        log.clear()
+        b = zarrpy.open_array(store, mode="r")
+        assert [e.method for e in log.entries()] == ["GET"]
+        log.clear()
+        np.testing.assert_array_equal(b[5:40, 3:45], data[5:40, 3:45])
+        reads = log.entries()
+        assert all(e.method == "GET" for e in reads) and round_trip_depth(reads) == 2, reads
+    finally:
+        set_latency(s3_options, 0.0)
+    assert not wire.botocore_gets() and not wire.botocore_gets("PUT"), wire.seen
+    assert all(valid for *_, valid in wire.lean_gets() + wire.lean_gets("PUT"))
