@@ -83,17 +83,23 @@ def content_range(value: str | None) -> tuple[int | None, int | None]:
     return first, (int(m[3]) if m[3] != "*" else None)
 
 
-# -- HTTP ------------------------------------------------------------------------------
-
-
-async def http_read(fs: Any, url: str, request: ByteRequest | None, if_match: Hashable | None) -> ObjectRead | None:
-    """One GET of ``url`` on fsspec's HTTP filesystem ``fs`` (see the module docstring)."""
-    headers = dict(fs.kwargs.get("headers") or {})
+def read_headers(request: ByteRequest | None, if_match: Hashable | None) -> dict[str, str]:
+    """The ``Range`` and ``If-Match`` headers of one versioned GET."""
+    headers: dict[str, str] = {}
     rng = range_header(request)
     if rng is not None:
         headers["Range"] = rng
     if if_match is not None:
         headers["If-Match"] = str(if_match)
+    return headers
+
+
+# -- HTTP ------------------------------------------------------------------------------
+
+
+async def http_read(fs: Any, url: str, request: ByteRequest | None, if_match: Hashable | None) -> ObjectRead | None:
+    """One GET of ``url`` on fsspec's HTTP filesystem ``fs`` (see the module docstring)."""
+    headers = {**(fs.kwargs.get("headers") or {}), **read_headers(request, if_match)}
     encoded = fs.encode_url(url)
     client = plain_client_for(fs)
     answer = await client.get(str(encoded), headers) if client is not None else None
@@ -156,10 +162,7 @@ async def s3_read(fs: Any, path: str, request: ByteRequest | None, if_match: Has
     rng = range_header(request)
     lean = await lean_s3_of(fs) if not version_id else None
     if lean is not None:
-        headers = {"Range": rng} if rng is not None else {}
-        if if_match is not None:
-            headers["If-Match"] = str(if_match)
-        answer = await lean.get(bucket, key, headers)
+        answer = await lean.get(bucket, key, read_headers(request, if_match))
         if answer is not None:
             if answer.status == 404:
                 return None

@@ -42,7 +42,7 @@ from __future__ import annotations
 from typing import Any, Hashable
 
 from ._fsspec_versioned import _is_instance, _s3_code
-from ._s3_lean import lean_s3_of
+from ._s3_lean import lean_put
 from .writes import ABSENT
 
 S3_DELETE_BATCH = 1000
@@ -85,17 +85,12 @@ async def s3_conditional(fs: Any, path: str, value: bytes | None, expected: Hash
     bucket, key, _ = fs.split_path(path)
     condition = {"IfNoneMatch": "*"} if expected is ABSENT else {"IfMatch": s3_etag(expected)}
     if value is not None:
-        lean = await lean_s3_of(fs)
-        if lean is not None:
-            header = ("If-None-Match", "*") if expected is ABSENT else ("If-Match", s3_etag(expected))
-            answer = await lean.put(bucket, key, value, dict([header]))
-            status = None if answer is None else answer.status
-            if status is not None:
-                fs.invalidate_cache(path)
-            if status == 200:
-                return True
-            if status in (409, 412) or (status == 404 and expected is not ABSENT):
-                return False
+        header = ("If-None-Match", "*") if expected is ABSENT else ("If-Match", s3_etag(expected))
+        status = await lean_put(fs, path, value, dict([header]))
+        if status == 200:
+            return True
+        if status in (409, 412) or (status == 404 and expected is not ABSENT):
+            return False
     try:
         if value is None:
             await fs._call_s3("delete_object", Bucket=bucket, Key=key, **condition)
@@ -131,13 +126,8 @@ async def put_one(fs: Any, path: str, value: bytes) -> None:
     """One PUT of ``value`` at ``path`` on the async filesystem ``fs`` (on a
     plain S3 filesystem through the lean client); a filesystem that wants
     the parent made first gets it, as ``_set`` does."""
-    lean = await lean_s3_of(fs) if is_s3(fs) else None
-    if lean is not None:
-        bucket, key, _ = fs.split_path(path)
-        answer = await lean.put(bucket, key, value, {})
-        if answer is not None and answer.status == 200:
-            fs.invalidate_cache(path)
-            return
+    if is_s3(fs) and await lean_put(fs, path, value, {}) == 200:
+        return
     try:
         await fs._pipe_file(path, value)
     except FileNotFoundError:

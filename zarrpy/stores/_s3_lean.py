@@ -133,6 +133,7 @@ class LeanS3:
         parts = urlsplit(endpoint)
         self._scheme = parts.scheme
         self._netloc = parts.netloc
+        self._host = host_header(parts)  # as the HTTP client sends it
         self._base = parts.path.rstrip("/")
         host = parts.hostname or ""
         self._aws = host.endswith(".amazonaws.com")
@@ -148,12 +149,18 @@ class LeanS3:
         botocore chooses: on AWS, or with ``addressing_style="virtual"``,
         for a bucket name that can be a host name, on a host that is not an
         IP address)."""
+        return self._target(bucket, key)[0]
+
+    def _target(self, bucket: str, key: str) -> tuple[str, str, str]:
+        """The object's URL, its ``Host`` header and its request path (see :meth:`url_of`)."""
         quoted = quote(key, safe="/~")
         virtual = (self._addressing == "virtual" or (self._aws and self._addressing != "path")) and \
             _VIRTUAL_BUCKET.fullmatch(bucket) is not None and not self._ip_host
         if virtual:
-            return f"{self._scheme}://{bucket}.{self._netloc}{self._base}/{quoted}"
-        return f"{self._scheme}://{self._netloc}{self._base}/{bucket}/{quoted}"
+            path = f"{self._base}/{quoted}"
+            return f"{self._scheme}://{bucket}.{self._netloc}{path}", f"{bucket}.{self._host}", path
+        path = f"{self._base}/{bucket}/{quoted}"
+        return f"{self._scheme}://{self._netloc}{path}", self._host, path
 
     async def get(self, bucket: str, key: str, headers: dict[str, str]) -> Answer | None:
         """The answer of one signed GET, or None when s3fs is to ask (see the
@@ -172,7 +179,7 @@ class LeanS3:
                     answered: frozenset[int]) -> Answer | None:
         if bucket in self.left_to_s3fs or not plain_bucket(bucket):
             return None
-        url = self.url_of(bucket, key)
+        url, host, path = self._target(bucket, key)
         if not self._unsigned:
             credentials = self.s3client._request_signer._credentials
             if credentials is None:
@@ -180,12 +187,11 @@ class LeanS3:
             frozen = await credentials.get_frozen_credentials()
             if not frozen.access_key or not frozen.secret_key:
                 return None
-            parts = urlsplit(url)
             # Over TLS the body is not hashed (as botocore does); over plain HTTP it is signed.
             payload = EMPTY_SHA256 if not body else \
                 UNSIGNED_PAYLOAD if self._scheme == "https" else hashlib.sha256(body).hexdigest()
-            headers = self.signer.sign(method, host_header(parts), parts.path, headers, frozen.access_key,
-                                       frozen.secret_key, frozen.token, payload=payload)
+            headers = self.signer.sign(method, host, path, headers, frozen.access_key, frozen.secret_key,
+                                       frozen.token, payload=payload)
         try:
             answer = await self.client.request(method, url, headers, body)
         except (OSError, asyncio.TimeoutError, ValueError):
@@ -240,8 +246,8 @@ def _plain_config(s3client: Any) -> bool:
     endpoint = s3client.meta.endpoint_url
     if proxy_config is not None and proxy_config.proxy_url_for(endpoint):
         return False
-    scheme, host = urlsplit(endpoint).scheme, urlsplit(endpoint).hostname or ""
-    if urllib.request.getproxies().get(scheme) and not urllib.request.proxy_bypass(host):
+    parts = urlsplit(endpoint)
+    if urllib.request.getproxies().get(parts.scheme) and not urllib.request.proxy_bypass(parts.hostname or ""):
         return False
     return getattr(session, "_verify", True) is not False
 
@@ -281,7 +287,8 @@ def _lean_for_client(s3client: Any) -> LeanS3 | None:
     if not unsigned and signature not in ("s3v4", "v4"):
         return None
     endpoint = s3client.meta.endpoint_url
-    if urlsplit(endpoint).scheme not in ("http", "https") or urlsplit(endpoint).query:
+    parts = urlsplit(endpoint)
+    if parts.scheme not in ("http", "https") or parts.query:
         return None
     s3 = getattr(s3client.meta.config, "s3", None) or {}
     return LeanS3(s3client, endpoint, s3client._request_signer._region_name or s3client.meta.region_name,
@@ -323,4 +330,20 @@ async def lean_s3_of(fs: Any) -> LeanS3 | None:
     return lean
 
 
-__all__ = ["ANSWERED", "EMPTY_SHA256", "LeanS3", "PUT_ANSWERED", "PUT_MAX_NBYTES", "SigV4", "lean_s3_of"]
+async def lean_put(fs: Any, path: str, value: bytes, headers: dict[str, str]) -> int | None:
+    """The status of one lean PUT of ``value`` at ``path`` on the s3fs
+    filesystem ``fs`` (``200``, or a refused condition), or None when s3fs
+    is to send it (nothing was written then). The filesystem's listing
+    cache forgets ``path`` once anything answered."""
+    lean = await lean_s3_of(fs)
+    if lean is None:
+        return None
+    bucket, key, _ = fs.split_path(path)
+    answer = await lean.put(bucket, key, value, headers)
+    if answer is None:
+        return None
+    fs.invalidate_cache(path)
+    return answer.status
+
+
+__all__ = ["ANSWERED", "EMPTY_SHA256", "LeanS3", "PUT_ANSWERED", "PUT_MAX_NBYTES", "SigV4", "lean_put", "lean_s3_of"]
