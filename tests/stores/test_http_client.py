@@ -179,20 +179,56 @@ def chunked(parts: Sequence[bytes], extension: bytes = b"", trailers: bytes = b"
     return out + b"0" + extension + b"\r\n" + trailers + b"\r\n"
 
 
-def run(fn: Callable[[LeanClient], Awaitable[Any]], timeout: float = 20.0) -> Any:
-    """``fn(client)`` on a new event loop with a new :class:`LeanClient`,
-    bounded in time; the client's kept-alive connections are closed after."""
+class BlockingClient:
+    """A :class:`LeanClient` whose requests are its blocking ones
+    (:meth:`LeanClient.request_blocking`, each from a worker thread), behind
+    the async ``get`` / ``request`` the tests call: every test that uses
+    :func:`run` checks both ways of sending."""
+
+    def __init__(self) -> None:
+        self.client = LeanClient()
+
+    async def get(self, url: str, headers: dict[str, str]) -> Answer | None:
+        return await asyncio.to_thread(self.client.request_blocking, "GET", url, headers)
+
+    async def request(self, method: str, url: str, headers: dict[str, str], body: bytes = b"") -> Answer | None:
+        return await asyncio.to_thread(self.client.request_blocking, method, url, headers, body)
+
+    def close(self) -> None:
+        for conns in self.client._blocking_idle.values():
+            for conn in conns:
+                conn.close()
+
+
+SENDING = ["loop"]
+"""How :func:`run`'s client sends: on the event loop, or blocking (set per test by :func:`sending`)."""
+
+
+@pytest.fixture(autouse=True, params=["loop", "blocking"])
+def sending(request: pytest.FixtureRequest) -> Iterator[str]:
+    SENDING[0] = request.param
+    yield request.param
+    SENDING[0] = "loop"
+
+
+def run(fn: Callable[[Any], Awaitable[Any]], timeout: float = 20.0) -> Any:
+    """``fn(client)`` on a new event loop with a new :class:`LeanClient`
+    (or its :class:`BlockingClient`, see :data:`SENDING`), bounded in time;
+    the client's kept-alive connections are closed after."""
 
     async def main() -> Any:
-        client = LeanClient()
+        client: Any = LeanClient() if SENDING[0] == "loop" else BlockingClient()
         try:
             async with asyncio.timeout(timeout):
                 return await fn(client)
         finally:
-            for conns in client._idle.values():
-                for conn in conns:
-                    if conn.transport is not None:
-                        conn.transport.close()
+            if isinstance(client, BlockingClient):
+                client.close()
+            else:
+                for conns in client._idle.values():
+                    for conn in conns:
+                        if conn.transport is not None:
+                            conn.transport.close()
             await asyncio.sleep(0)
 
     return asyncio.run(main())
@@ -452,18 +488,21 @@ def test_an_http_1_0_answer_without_keep_alive_closes_the_connection() -> None:
     assert server.accepted == 2
 
 
-def test_a_connection_the_server_closed_while_idle_is_retried_on_a_new_one(monkeypatch: pytest.MonkeyPatch) -> None:
-    """The server closes a kept-alive connection soon after its answer; the
-    client only notices when it sends the next request there (the loop was
-    busy meanwhile), and sends it once more on a new connection."""
+def test_a_connection_the_server_closed_while_idle_is_retried_on_a_new_one(monkeypatch: pytest.MonkeyPatch,
+                                                                          sending: str) -> None:
+    """The server closes a kept-alive connection soon after its answer. On
+    the loop the client only notices when it sends the next request there
+    (the loop was busy meanwhile), and sends it once more on a new
+    connection; a blocking connection is checked before it is used again, so
+    the request goes to a new connection at once."""
     sent = []
-    original = _http_client._Connection.request
+    original = _http_client._Connection._start
 
-    def counting(self: Any, data: bytes, body: bytes, head_only: bool) -> Any:
+    def counting(self: Any, data: bytes, body: bytes, head_only: bool, future: Any) -> None:
         sent.append(data.split(b"\r\n", 1)[0])
-        return original(self, data, body, head_only)
+        original(self, data, body, head_only, future)
 
-    monkeypatch.setattr(_http_client._Connection, "request", counting)
+    monkeypatch.setattr(_http_client._Connection, "_start", counting)
 
     def respond(server: RawServer, n: int, head: str) -> Sequence[Any]:
         return [answer(f"conn {n}".encode()), 0.05, CLOSE] if n == 1 else [answer(f"conn {n}".encode())]
@@ -478,7 +517,8 @@ def test_a_connection_the_server_closed_while_idle_is_retried_on_a_new_one(monke
         first, second = run(reads)
     assert (first.body, second.body) == (b"conn 1", b"conn 2")
     assert server.accepted == 2 and server.paths() == ["/a", "/b"]
-    assert sent == [b"GET /a HTTP/1.1", b"GET /b HTTP/1.1", b"GET /b HTTP/1.1"]  # /b written twice
+    twice = sending == "loop"
+    assert sent == [b"GET /a HTTP/1.1", b"GET /b HTTP/1.1"] + [b"GET /b HTTP/1.1"] * twice  # on the loop: /b written twice
 
 
 def test_a_kept_alive_connection_closed_on_the_next_request_is_retried_once() -> None:
@@ -494,6 +534,22 @@ def test_a_kept_alive_connection_closed_on_the_next_request_is_retried_once() ->
         first, second = run(reads)
     assert (first.body, second.body) == (b"fine", b"again")
     assert server.connections() == [1, 1, 2]  # /b: dropped unanswered, then sent again on a new connection
+
+
+def test_a_server_that_does_not_answer_times_out_at_the_clients_timeout(sending: str) -> None:
+    def respond(server: RawServer, n: int, head: str) -> Sequence[Any]:
+        return [3.0, answer(b"late")]
+
+    with RawServer(respond) as server:
+        client = LeanClient(timeout=0.3)
+        start = time.monotonic()
+        with pytest.raises(TimeoutError):
+            if sending == "loop":
+                asyncio.run(client.get(server.url(), {}))
+            else:
+                client.request_blocking("GET", server.url(), {})
+        assert time.monotonic() - start < 2.5
+    assert server.paths() == ["/x"]
 
 
 def _b_after_a_fails(respond: Any) -> RawServer:
@@ -798,18 +854,26 @@ def test_an_array_reads_the_same_with_either_client(aiohttp_module, tmp_path: Pa
     a = zarrpy.create_array(str(tmp_path / "a.zarr"), shape=data.shape, dtype="int32", chunks=(16, 16),
                             compressors=[{"name": "zstd", "configuration": {"level": 1}}])
     a[...] = data
-    lean_calls, aiohttp_calls = [], []
+    lean_calls, aiohttp_calls, blocking_calls = [], [], []
     lean_get, aiohttp_get = LeanClient.get, _fsspec_versioned._aiohttp_get
+    lean_blocking = LeanClient.request_blocking
 
     async def counting_lean(self: LeanClient, url: str, headers: dict[str, str]) -> Answer | None:
         lean_calls.append(url)
         return await lean_get(self, url, headers)
+
+    def counting_blocking(self: LeanClient, method: str, url: str, headers: dict[str, str],
+                          body: bytes = b"") -> Answer | None:
+        lean_calls.append(url)
+        blocking_calls.append(url)
+        return lean_blocking(self, method, url, headers, body)
 
     async def counting_aiohttp(fs: Any, url: Any, headers: dict[str, str]) -> Answer:
         aiohttp_calls.append(str(url))
         return await aiohttp_get(fs, url, headers)
 
     monkeypatch.setattr(LeanClient, "get", counting_lean)
+    monkeypatch.setattr(LeanClient, "request_blocking", counting_blocking)
     monkeypatch.setattr(_fsspec_versioned, "_aiohttp_get", counting_aiohttp)
     if env is None:
         monkeypatch.delenv(ENV_VAR, raising=False)
@@ -824,6 +888,7 @@ def test_an_array_reads_the_same_with_either_client(aiohttp_module, tmp_path: Pa
     assert gets == 1 + 12 + 6  # zarr.json, the 4 x 3 chunks, the region's 3 x 2
     if env is None:
         assert (len(lean_calls), len(aiohttp_calls)) == (gets, 0)
+        assert len(blocking_calls) == 1  # zarr.json: a single request, sent from the reading thread
     else:
         assert (len(lean_calls), len(aiohttp_calls)) == (0, gets)
 

@@ -44,6 +44,8 @@ import threading
 import weakref
 from typing import Any, Awaitable, Callable, Hashable
 
+from fsspec.asyn import sync
+
 from ..core.byte_range import UNKNOWN_SIZE, ByteRequest, ObjectRead, OffsetRequest, RangeRequest, SuffixRequest
 from ._files import OpenFile, file_version
 from ._http_client import Answer, plain_client_for
@@ -99,21 +101,55 @@ def read_headers(request: ByteRequest | None, if_match: Hashable | None) -> dict
 
 async def http_read(fs: Any, url: str, request: ByteRequest | None, if_match: Hashable | None) -> ObjectRead | None:
     """One GET of ``url`` on fsspec's HTTP filesystem ``fs`` (see the module docstring)."""
-    headers = {**(fs.kwargs.get("headers") or {}), **read_headers(request, if_match)}
+    headers = _http_headers(fs, request, if_match)
     encoded = fs.encode_url(url)
     client = plain_client_for(fs)
     answer = await client.get(str(encoded), headers) if client is not None else None
     if answer is None:
         answer = await _aiohttp_get(fs, encoded, headers)
+    size = int((await fs._info(url))["size"]) if _unsized_416(answer) else None
+    return http_outcome(answer, url, request, if_match, size)
+
+
+def http_read_blocking(fs: Any, url: str, request: ByteRequest | None, if_match: Hashable | None) -> ObjectRead | None:
+    """:func:`http_read` in the calling thread, through the lean client's
+    blocking connections: no hop through the filesystem's event loop, for a
+    caller that waits for this one answer. What that client leaves to
+    aiohttp, and the size request after a ``416`` that tells no length, run
+    on the loop."""
+    headers = _http_headers(fs, request, if_match)
+    encoded = fs.encode_url(url)
+    client = plain_client_for(fs, fs.loop)
+    answer = client.request_blocking("GET", str(encoded), headers) if client is not None else None
+    if answer is None:
+        answer = sync(fs.loop, _aiohttp_get, fs, encoded, headers)
+    size = int(sync(fs.loop, fs._info, url)["size"]) if _unsized_416(answer) else None
+    return http_outcome(answer, url, request, if_match, size)
+
+
+def _http_headers(fs: Any, request: ByteRequest | None, if_match: Hashable | None) -> dict[str, str]:
+    return {**(fs.kwargs.get("headers") or {}), **read_headers(request, if_match)}
+
+
+def _unsized_416(answer: Answer) -> bool:
+    """An unsatisfiable range whose answer tells no length (a size request follows)."""
+    return answer.status == 416 and content_range(answer.headers.get("content-range"))[1] is None
+
+
+def http_outcome(answer: Answer, url: str, request: ByteRequest | None, if_match: Hashable | None,
+                 size_of_416: int | None) -> ObjectRead | None:
+    """The read an HTTP answer tells: ``404`` missing, ``412`` changed,
+    ``416`` nothing to read (of ``size_of_416`` bytes when the answer tells
+    no length), ``200`` / ``206`` bytes; any other status is an error."""
     status, etag = answer.status, answer.headers.get("etag")
-    first, size = content_range(answer.headers.get("content-range"))
     if status == 404:
         return None
+    size = content_range(answer.headers.get("content-range"))[1]
     if status == 412:
         return ObjectRead(None, UNKNOWN_SIZE if size is None else size, strong_etag(etag))
     if status == 416:  # nothing to read
-        if size is None:
-            size = int((await fs._info(url))["size"])
+        size = size if size is not None else size_of_416
+        assert size is not None  # asked for by the caller (_unsized_416)
         return versioned_answer(b"", 0, size, strong_etag(etag), RangeRequest(0, 0), if_match)
     if status not in (200, 206):
         raise OSError(f"HTTP {status} for {url}")
@@ -276,6 +312,14 @@ def _is_instance(fs: Any, module: str, name: str) -> bool:
     return isinstance(cls, type) and isinstance(fs, cls)
 
 
+def blocking_reader_of(fs: Any) -> SyncReader | None:
+    """A reader that answers one request in the calling thread on a
+    filesystem whose reader is async (:func:`reader_of`), or None."""
+    if _is_instance(fs, "fsspec.implementations.http", "HTTPFileSystem"):
+        return http_read_blocking
+    return None
+
+
 def reader_of(fs: Any) -> tuple[AsyncReader | None, SyncReader | None]:
     """The async or sync versioned reader for the filesystem ``fs`` (or neither)."""
     if _is_instance(fs, "fsspec.implementations.http", "HTTPFileSystem"):
@@ -289,4 +333,4 @@ def reader_of(fs: Any) -> tuple[AsyncReader | None, SyncReader | None]:
     return None, None
 
 
-__all__ = ["content_range", "range_header", "reader_of"]
+__all__ = ["blocking_reader_of", "content_range", "range_header", "reader_of"]

@@ -31,10 +31,14 @@ import io
 import os
 import re
 import ssl
+import socket
 import sys
+import threading
+import time
 import weakref
+from concurrent.futures import Future
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Protocol
 from urllib.parse import SplitResult, urlsplit
 
 from ..errors import StoreError
@@ -78,6 +82,17 @@ class Answer:
     body: bytes
 
 
+class _Outcome(Protocol):
+    """Where a connection puts its answer: an :class:`asyncio.Future`, or a
+    :class:`concurrent.futures.Future` for a blocking exchange."""
+
+    def done(self) -> bool: ...
+
+    def set_result(self, result: Answer, /) -> None: ...
+
+    def set_exception(self, exception: BaseException, /) -> None: ...
+
+
 class _Connection(asyncio.BufferedProtocol):
     """One connection: receives a response's head into a small buffer, then
     its body straight into a buffer of the announced length."""
@@ -88,7 +103,7 @@ class _Connection(asyncio.BufferedProtocol):
         self._head = bytearray(MAX_HEAD)
         self._scratch = bytearray(65536)  # chunked or connection-ended bodies arrive here
         self._raw = bytearray()  # chunked: framing not yet parsed
-        self._future: asyncio.Future[Answer] | None = None
+        self._future: _Outcome | None = None
         self._head_only = False
         self._reset()
 
@@ -154,7 +169,7 @@ class _Connection(asyncio.BufferedProtocol):
                 # made now), and bytes past the answer that are already on
                 # the socket are seen first, so the connection is not reused.
                 self._complete = True
-                asyncio.get_running_loop().call_soon(self._finish_scheduled)
+                self._schedule_finish()
         except Exception as exc:  # noqa: BLE001 - the request fails, the connection is dropped
             self.keep_alive = False
             if self.transport is not None:
@@ -167,15 +182,23 @@ class _Connection(asyncio.BufferedProtocol):
 
     # -- one request ---------------------------------------------------------
     def request(self, data: bytes, body: bytes, head_only: bool) -> asyncio.Future[Answer]:
+        future: asyncio.Future[Answer] = asyncio.get_running_loop().create_future()
+        self._start(data, body, head_only, future)
+        return future
+
+    def _start(self, data: bytes, body: bytes, head_only: bool, future: _Outcome) -> None:
+        """Send one request; its answer (or error) goes to ``future``."""
         assert self.transport is not None
         self._reset()
         self._head_only = head_only
-        self._future = asyncio.get_running_loop().create_future()
+        self._future = future
         if len(body) <= 16384:
             self.transport.write(data + body if body else data)
         else:  # not copied into one buffer
             self.transport.writelines([data, body])
-        return self._future
+
+    def _schedule_finish(self) -> None:
+        asyncio.get_running_loop().call_soon(self._finish_scheduled)
 
     def _take_head(self) -> None:
         end = self._head.find(b"\r\n\r\n", 0, self._n)
@@ -297,11 +320,131 @@ class _Connection(asyncio.BufferedProtocol):
             f.set_result(answer)
 
 
+def _prepare(method: str, url: str, headers: dict[str, str], body: bytes) -> tuple[tuple[str, str, int], bytes] | None:
+    """The origin and the head of a request, or None for a URL this client
+    leaves to aiohttp (not http(s), credentials in it, not encoded)."""
+    parts = urlsplit(url)
+    if parts.scheme not in ("http", "https") or parts.username is not None or not parts.hostname:
+        return None
+    host = parts.hostname
+    port = parts.port or (443 if parts.scheme == "https" else 80)
+    target = (parts.path or "/") + (f"?{parts.query}" if parts.query else "")
+    if _UNSENDABLE.search(target):
+        return None  # not an encoded URL
+    lines = [f"{method} {target} HTTP/1.1", f"Host: {host_header(parts)}", "Accept-Encoding: identity"]
+    lines += [f"{k}: {v}" for k, v in headers.items()]
+    if body:
+        lines.append(f"Content-Length: {len(body)}")
+    return (parts.scheme, host, port), ("\r\n".join(lines) + "\r\n\r\n").encode("latin-1")
+
+
+def _taken(answer: Answer) -> Answer | None:
+    """``answer``, or None for one left to aiohttp (a redirect, an encoded body)."""
+    if 300 <= answer.status < 400 and "location" in answer.headers:
+        return None
+    if answer.headers.get("content-encoding", "identity").lower() != "identity":
+        return None
+    return answer
+
+
+def _remaining(deadline: float) -> float:
+    """Seconds left before ``deadline``; a TimeoutError once none are."""
+    left = deadline - time.monotonic()
+    if left <= 0:
+        raise TimeoutError("the request took longer than the client's timeout")
+    return left
+
+
+class _SocketWriter:
+    """The part of a transport a :class:`_Connection` uses, over a blocking socket."""
+
+    __slots__ = ("sock", "_closed")
+
+    def __init__(self, sock: socket.socket) -> None:
+        self.sock, self._closed = sock, False
+
+    def write(self, data: bytes) -> None:
+        self.sock.sendall(data)
+
+    def writelines(self, parts: list[bytes]) -> None:
+        for part in parts:
+            self.sock.sendall(part)
+
+    def is_closing(self) -> bool:
+        return self._closed
+
+    def close(self) -> None:
+        if not self._closed:
+            self._closed = True
+            self.sock.close()
+
+
+class _BlockingConnection(_Connection):
+    """A :class:`_Connection` driven from a blocking socket by the thread
+    that asks (:meth:`LeanClient.request_blocking`): the same parsing, the
+    answer finished as soon as its last byte is in (no loop holds a view of
+    the buffer it was received into)."""
+
+    def __init__(self, sock: socket.socket) -> None:
+        super().__init__()
+        self.sock = sock
+        self._writer = _SocketWriter(sock)
+        self.transport = self._writer  # type: ignore[assignment]  # what _Connection writes to and closes
+
+    def close(self) -> None:
+        self._writer.close()
+
+    def _schedule_finish(self) -> None:
+        pass  # exchange() finishes it once the receive's view is dropped
+
+    def exchange(self, data: bytes, body: bytes, deadline: float) -> Answer:
+        """Send one request and receive its answer, by ``deadline``."""
+        sock = self.sock
+        sock.settimeout(_remaining(deadline))
+        outcome: Future[Answer] = Future()
+        self._start(data, body, False, outcome)
+        while not outcome.done():
+            sock.settimeout(_remaining(deadline))
+            view = self.get_buffer(-1)
+            try:
+                nbytes = sock.recv_into(view)
+            finally:
+                view.release()
+            if nbytes == 0:
+                self.connection_lost(None)
+                break
+            self.buffer_updated(nbytes)
+            if self._complete:
+                self._finish_scheduled()
+        return outcome.result()
+
+    def reusable(self) -> bool:
+        """Whether this idle connection can take another request: still open,
+        and nothing arrived since its last answer (a server's close, or
+        bytes no one asked for)."""
+        if self.closed or self._writer.is_closing():
+            return False
+        sock = self.sock
+        sock.setblocking(False)
+        try:
+            sock.recv(1)  # bytes, or b"" at the connection's end: not reusable either way
+        except (BlockingIOError, ssl.SSLWantReadError):
+            return True  # nothing there (on TLS: no application data; session tickets are read here)
+        except OSError:
+            return False
+        finally:
+            if not self._writer.is_closing():
+                sock.setblocking(True)
+        return False
+
+
 class LeanClient:
     """Kept-alive connections of one event loop, by origin."""
 
     def __init__(self, tls: ssl.SSLContext | None = None, timeout: float = TIMEOUT) -> None:
         self._idle: dict[tuple[str, str, int], list[_Connection]] = {}
+        self._blocking_idle: dict[tuple[str, str, int], list[_BlockingConnection]] = {}
+        self._blocking_lock = threading.Lock()
         self._tls = tls  # None: tls_context(), made at the first https connection
         self._timeout = timeout
 
@@ -334,26 +477,73 @@ class LeanClient:
     async def request(self, method: str, url: str, headers: dict[str, str], body: bytes = b"") -> Answer | None:
         """``method url`` with ``headers`` and ``body`` (sent with its
         ``Content-Length`` when not empty); None as :meth:`get` says."""
-        parts = urlsplit(url)
-        if parts.scheme not in ("http", "https") or parts.username is not None or not parts.hostname:
+        prepared = _prepare(method, url, headers, body)
+        if prepared is None:
             return None
-        host = parts.hostname
-        port = parts.port or (443 if parts.scheme == "https" else 80)
-        origin = (parts.scheme, host, port)
-        target = (parts.path or "/") + (f"?{parts.query}" if parts.query else "")
-        if _UNSENDABLE.search(target):
-            return None  # not an encoded URL
-        lines = [f"{method} {target} HTTP/1.1", f"Host: {host_header(parts)}", "Accept-Encoding: identity"]
-        lines += [f"{k}: {v}" for k, v in headers.items()]
-        if body:
-            lines.append(f"Content-Length: {len(body)}")
-        data = ("\r\n".join(lines) + "\r\n\r\n").encode("latin-1")
+        origin, data = prepared
         async with asyncio.timeout(self._timeout):
             answer = await self._send(origin, data, body)
-        if 300 <= answer.status < 400 and "location" in answer.headers:
+        return _taken(answer)
+
+    def request_blocking(self, method: str, url: str, headers: dict[str, str], body: bytes = b"") -> Answer | None:
+        """:meth:`request` in the calling thread (any thread but the loop's),
+        over blocking connections of its own: a caller that waits for one
+        answer anyway saves the two hops through the event loop's thread
+        (each a wake-up of another thread, 0.1-0.3 ms) and the loop's task
+        machinery."""
+        prepared = _prepare(method, url, headers, body)
+        if prepared is None:
             return None
-        if answer.headers.get("content-encoding", "identity").lower() != "identity":
-            return None
+        origin, data = prepared
+        deadline = time.monotonic() + self._timeout
+        conn = self._take_idle_blocking(origin)
+        answer: Answer | None = None
+        if conn is not None:
+            try:
+                answer = self._exchange_blocking(origin, conn, data, body, deadline)
+            except ConnectionError:
+                if conn.received:
+                    raise
+            # a kept-alive connection the server had closed: once more, on a new one
+        if answer is None:
+            answer = self._exchange_blocking(origin, self._connect_blocking(origin, deadline), data, body, deadline)
+        return _taken(answer)
+
+    def _connect_blocking(self, origin: tuple[str, str, int], deadline: float) -> _BlockingConnection:
+        scheme, host, port = origin
+        sock = socket.create_connection((host, port), timeout=_remaining(deadline))
+        try:
+            sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)  # as asyncio's transports
+            if scheme == "https":
+                sock = self._tls_context().wrap_socket(sock, server_hostname=host)
+        except BaseException:
+            sock.close()
+            raise
+        return _BlockingConnection(sock)
+
+    def _take_idle_blocking(self, origin: tuple[str, str, int]) -> _BlockingConnection | None:
+        with self._blocking_lock:
+            idle = self._blocking_idle.get(origin)
+            conn = idle.pop() if idle else None
+            while conn is not None and not conn.reusable():
+                conn.close()
+                conn = idle.pop() if idle else None
+            return conn
+
+    def _exchange_blocking(self, origin: tuple[str, str, int], conn: _BlockingConnection, data: bytes, body: bytes,
+                           deadline: float) -> Answer:
+        try:
+            answer = conn.exchange(data, body, deadline)
+        except BaseException:
+            conn.close()
+            raise
+        if conn.keep_alive and not conn.closed:
+            with self._blocking_lock:
+                idle = self._blocking_idle.setdefault(origin, [])
+                if len(idle) < IDLE_PER_ORIGIN:
+                    idle.append(conn)
+                    return answer
+        conn.close()
         return answer
 
     async def _send(self, origin: tuple[str, str, int], data: bytes, body: bytes) -> Answer:
@@ -398,13 +588,15 @@ def tls_context() -> ssl.SSLContext:
 
 
 _CLIENTS: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, LeanClient] = weakref.WeakKeyDictionary()
+_CLIENTS_LOCK = threading.Lock()
 
 
-def plain_client_for(fs: Any) -> LeanClient | None:
+def plain_client_for(fs: Any, loop: asyncio.AbstractEventLoop | None = None) -> LeanClient | None:
     """The lean client of ``fs``'s event loop when ``fs`` (fsspec's HTTP
     filesystem) is plain: fsspec's own session factory with no client
     options, no request options but headers, and ``ZARRPY_HTTP_CLIENT`` not
-    ``aiohttp``. Call on that loop."""
+    ``aiohttp``. Call on that loop, or from another thread with ``loop``
+    (for :meth:`LeanClient.request_blocking`)."""
     if os.environ.get(ENV_VAR, "").strip().lower() == "aiohttp":
         return None
     http = sys.modules.get("fsspec.implementations.http")
@@ -412,10 +604,12 @@ def plain_client_for(fs: Any) -> LeanClient | None:
         return None
     if getattr(fs, "client_kwargs", None) or set(getattr(fs, "kwargs", None) or {}) - {"headers"}:
         return None
-    loop = asyncio.get_running_loop()
-    client = _CLIENTS.get(loop)
-    if client is None:
-        client = _CLIENTS[loop] = LeanClient()
+    if loop is None:
+        loop = asyncio.get_running_loop()
+    with _CLIENTS_LOCK:
+        client = _CLIENTS.get(loop)
+        if client is None:
+            client = _CLIENTS[loop] = LeanClient()
     return client
 
 

@@ -81,7 +81,7 @@ from ..core.byte_range import ByteRequest, ObjectRead, OffsetRequest, RangeReque
 from ..core.pending import Pending
 from ..errors import KeyNotFoundError, ReadOnlyError, StoreError
 from ._concurrent import bounded, concurrency_setting, start_on_loop
-from ._fsspec_versioned import reader_of
+from ._fsspec_versioned import blocking_reader_of, reader_of
 from ._fsspec_writes import (
     S3_DELETE_BATCH, is_s3, put_one, remove_one, s3_conditional, s3_conditions_known, s3_delete_batch, s3_etag,
 )
@@ -376,8 +376,26 @@ class FsspecStore(Store):
         S3 (``get_object`` with ``IfMatch``) concurrently, at most
         :attr:`request_concurrency` at once; local files by ``fstat`` and
         fsspec's memory filesystem by file object. Other filesystems: the
-        default (a size request, then the bytes; no versions)."""
+        default (a size request, then the bytes; no versions). A single
+        HTTP request is sent from the calling thread
+        (:func:`~zarrpy.stores._fsspec_versioned.blocking_reader_of`): the
+        caller waits for it anyway, and the hops to the event loop's thread
+        and back cost more than the request's own CPU."""
+        if len(requests) == 1 and (read := blocking_reader_of(self.fs)) is not None and not self._on_loop():
+            (r,) = requests
+            try:
+                result: ObjectRead | None | BaseException = read(self.fs, self._full(r.key), r.range, r.if_match)
+            except Exception as exc:  # noqa: BLE001 - named as a batch's error is
+                result = exc
+            return checked_answers(self, requests, [result])
         return self.submit_versioned(requests).result()
+
+    def _on_loop(self) -> bool:
+        """Whether this thread runs the filesystem's event loop."""
+        try:
+            return asyncio.get_running_loop() is self.fs.loop
+        except RuntimeError:
+            return False
 
     @property
     def sends_at_once(self) -> bool:  # type: ignore[override]
