@@ -28,8 +28,10 @@ def break_fsspec(store: FsspecStore, monkeypatch: pytest.MonkeyPatch) -> None:
             return eio()
 
         monkeypatch.setattr(store.fs, "_call_s3", call_s3_eio)
-        # The lean GETs fail too: what they cannot do is asked again through _call_s3.
+        # The lean GETs fail too (sent on the loop or blocking): what they
+        # cannot do is asked again through _call_s3.
         monkeypatch.setattr(LeanClient, "request", call_s3_eio)
+        monkeypatch.setattr(LeanClient, "request_blocking", lambda *args, **kwargs: eio())
 
 
 class FsspecContract(StoreContract):

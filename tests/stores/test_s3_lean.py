@@ -430,3 +430,103 @@ def test_lean_requests_keep_the_round_trips_at_the_floor(s3_options: dict[str, A
         set_latency(s3_options, 0.0)
     assert not wire.botocore_gets() and not wire.botocore_gets("PUT"), wire.seen
     assert all(valid for *_, valid in wire.lean_gets() + wire.lean_gets("PUT"))
+
+
+class Sends:
+    """Lean requests sent blocking, and batches started on the loop (spies that call through)."""
+
+    def __init__(self, monkeypatch: pytest.MonkeyPatch) -> None:
+        from zarrpy.stores import fsspec as fsspec_store
+        from zarrpy.stores._http_client import LeanClient
+
+        self.blocking = 0
+        self.on_loop = 0
+        request_blocking, start_on_loop = LeanClient.request_blocking, fsspec_store.start_on_loop
+
+        def counting_blocking(client: Any, *args: Any, **kwargs: Any) -> Any:
+            self.blocking += 1
+            return request_blocking(client, *args, **kwargs)
+
+        def counting_start(*args: Any, **kwargs: Any) -> Any:
+            self.on_loop += 1
+            return start_on_loop(*args, **kwargs)
+
+        monkeypatch.setattr(LeanClient, "request_blocking", counting_blocking)
+        monkeypatch.setattr(fsspec_store, "start_on_loop", counting_start)
+
+
+def test_a_single_read_is_signed_and_sent_from_the_calling_thread(s3_options: dict[str, Any], wire: Wire,  # noqa: F811
+                                                                  monkeypatch: pytest.MonkeyPatch) -> None:
+    """Once the lean client exists, one read alone is sent blocking (no hop
+    through the loop); a batch goes on the loop. Both signed, the same answers."""
+    store = FsspecStore(s3fs_of(s3_options), f"{BUCKET}/lean-blocking")
+    store.set("k", bytes(range(100)))  # the write made the lean client
+    sends = Sends(monkeypatch)
+    wire.seen.clear()
+    alone = [store.get_versioned([VersionedRequest("k", RangeRequest(3, 9))])[0],
+             store.get_versioned([VersionedRequest("missing")])[0]]
+    assert (sends.blocking, sends.on_loop) == (2, 0)
+    batch = store.get_versioned([VersionedRequest("k", RangeRequest(3, 9)), VersionedRequest("missing")])
+    assert (sends.blocking, sends.on_loop) == (2, 1)
+    assert alone == batch and alone[0] is not None and alone[0].data == bytes(range(3, 9)) and alone[1] is None
+    changed = store.get_versioned([VersionedRequest("k", None, '"not-its-etag"')])[0]
+    assert changed is not None and changed.data is None
+    assert len(wire.lean_gets()) == 5 and not wire.botocore_gets(), wire.seen
+    assert all(valid for *_, valid in wire.lean_gets())
+
+
+def test_the_first_read_of_a_filesystem_goes_on_the_loop_then_blocking(s3_options: dict[str, Any], wire: Wire,  # noqa: F811
+                                                                      monkeypatch: pytest.MonkeyPatch) -> None:
+    s3fs_of(s3_options).pipe_file(f"{BUCKET}/lean-first/k", b"abc")
+    store = FsspecStore(s3fs_of(s3_options), f"{BUCKET}/lean-first")  # a new filesystem: no lean client yet
+    sends = Sends(monkeypatch)
+    wire.seen.clear()
+    assert store.get("k") == b"abc"
+    assert sends.blocking == 0  # the lean client is made on the loop (it awaits the session)
+    assert store.get("k") == b"abc"
+    assert sends.blocking == 1
+    assert len(wire.lean_gets()) == 2 and not wire.botocore_gets(), wire.seen
+
+
+def test_credentials_due_for_a_refresh_are_refreshed_on_the_loop(s3_options: dict[str, Any], wire: Wire,  # noqa: F811
+                                                                 monkeypatch: pytest.MonkeyPatch) -> None:
+    """Refreshable credentials that are due cannot be had without the loop:
+    that read goes the async way (which refreshes them), the next one,
+    with fresh credentials, blocking; both signed with them."""
+    from datetime import timedelta
+
+    from aiobotocore.credentials import AioRefreshableCredentials
+
+    fs = s3fs_of(s3_options)
+    store = FsspecStore(fs, f"{BUCKET}/lean-refresh")
+    store.set("k", b"abc")
+    refreshes = []
+
+    async def refresh() -> dict[str, Any]:
+        refreshes.append(1)
+        later = datetime.now(timezone.utc) + timedelta(hours=1)
+        return {"access_key": s3_options["key"], "secret_key": s3_options["secret"], "token": "fresh-token",
+                "expiry_time": later.isoformat()}
+
+    expired = (datetime.now(timezone.utc) - timedelta(minutes=1)).isoformat()
+    fs._s3._request_signer._credentials = AioRefreshableCredentials.create_from_metadata(
+        {"access_key": "old", "secret_key": "old", "token": "old-token", "expiry_time": expired}, refresh, "test")
+    sends = Sends(monkeypatch)
+    wire.seen.clear()
+    assert store.get("k") == b"abc"
+    assert refreshes == [1] and sends.blocking == 0
+    assert store.get("k") == b"abc"
+    assert refreshes == [1] and sends.blocking == 1
+    assert len(wire.lean_gets()) == 2 and not wire.botocore_gets(), wire.seen
+    assert all(valid for *_, valid in wire.lean_gets())
+
+
+@pytest.mark.parametrize("status", [500, 403])
+def test_a_blocking_read_it_does_not_take_is_asked_once_through_s3fs(s3_options: dict[str, Any], wire: Wire,  # noqa: F811
+                                                                     status: int) -> None:
+    store = FsspecStore(s3fs_of(s3_options), f"{BUCKET}/lean-blocking-fallback")
+    store.set("k", b"0123456789")
+    wire.seen.clear()
+    wire.answer = {("GET", 0): status}
+    assert store.get("k", RangeRequest(2, 5)) == b"234"
+    assert len(wire.lean_gets()) == 1 and len(wire.botocore_gets()) == 1  # the lean request is not sent twice

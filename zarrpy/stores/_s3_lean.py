@@ -45,6 +45,7 @@ import ipaddress
 import os
 import re
 import ssl
+import sys
 import urllib.request
 import weakref
 from datetime import datetime, timezone
@@ -175,33 +176,95 @@ class LeanS3:
             return None
         return await self._send("PUT", bucket, key, headers, value, PUT_ANSWERED)
 
+    def get_blocking(self, bucket: str, key: str, headers: dict[str, str]) -> Answer | None | object:
+        """:meth:`get` from the calling thread (no hop through the event
+        loop, see :meth:`LeanClient.request_blocking`): the answer, None when
+        s3fs is to ask, or :data:`NOT_NOW` when the credentials cannot be
+        had without the loop (refreshable ones that are due: the async path
+        refreshes them)."""
+        if not self._sendable(bucket):
+            return None
+        frozen = None if self._unsigned else self._frozen_now()
+        if frozen is NOT_NOW:
+            return NOT_NOW
+        prepared = self._signed("GET", bucket, key, headers, b"", frozen)
+        if prepared is None:
+            return None
+        url, signed = prepared
+        try:
+            answer = self.client.request_blocking("GET", url, signed)
+        except (OSError, ValueError):  # TimeoutError is an OSError
+            return None  # s3fs asks again, with its retries and its errors
+        return self._taken(bucket, answer, ANSWERED)
+
     async def _send(self, method: str, bucket: str, key: str, headers: dict[str, str], body: bytes,
                     answered: frozenset[int]) -> Answer | None:
-        if bucket in self.left_to_s3fs or not plain_bucket(bucket):
+        if not self._sendable(bucket):
             return None
-        url, host, path = self._target(bucket, key)
+        frozen = None
         if not self._unsigned:
             credentials = self.s3client._request_signer._credentials
             if credentials is None:
                 return None
             frozen = await credentials.get_frozen_credentials()
-            if not frozen.access_key or not frozen.secret_key:
-                return None
-            # Over TLS the body is not hashed (as botocore does); over plain HTTP it is signed.
-            payload = EMPTY_SHA256 if not body else \
-                UNSIGNED_PAYLOAD if self._scheme == "https" else hashlib.sha256(body).hexdigest()
-            headers = self.signer.sign(method, host, path, headers, frozen.access_key, frozen.secret_key,
-                                       frozen.token, payload=payload)
+        prepared = self._signed(method, bucket, key, headers, body, frozen)
+        if prepared is None:
+            return None
+        url, signed = prepared
         try:
-            answer = await self.client.request(method, url, headers, body)
+            answer = await self.client.request(method, url, signed, body)
         except (OSError, asyncio.TimeoutError, ValueError):
             return None  # s3fs asks again, with its retries and its errors
+        return self._taken(bucket, answer, answered)
+
+    def _sendable(self, bucket: str) -> bool:
+        return bucket not in self.left_to_s3fs and plain_bucket(bucket)
+
+    def _signed(self, method: str, bucket: str, key: str, headers: dict[str, str], body: bytes,
+                frozen: Any) -> tuple[str, dict[str, str]] | None:
+        """The URL and the signed headers of a request (unsigned when
+        ``frozen``, the credentials, is None on an unsigned client); None
+        without usable credentials."""
+        url, host, path = self._target(bucket, key)
+        if self._unsigned:
+            return url, headers
+        if frozen is None or not frozen.access_key or not frozen.secret_key:
+            return None
+        # Over TLS the body is not hashed (as botocore does); over plain HTTP it is signed.
+        payload = EMPTY_SHA256 if not body else \
+            UNSIGNED_PAYLOAD if self._scheme == "https" else hashlib.sha256(body).hexdigest()
+        return url, self.signer.sign(method, host, path, headers, frozen.access_key, frozen.secret_key,
+                                     frozen.token, payload=payload)
+
+    def _frozen_now(self) -> Any:
+        """The client's credentials as they are now, without awaiting: static
+        ones, or refreshable ones already fetched and not yet due; else
+        :data:`NOT_NOW` (or None: no credentials)."""
+        credentials = self.s3client._request_signer._credentials
+        if credentials is None:
+            return None
+        refreshable = sys.modules.get("botocore.credentials")
+        if refreshable is not None and isinstance(credentials, refreshable.RefreshableCredentials):
+            frozen = getattr(credentials, "_frozen_credentials", None)
+            if frozen is None or credentials.refresh_needed():
+                return NOT_NOW
+            return frozen
+        return credentials  # static: access_key, secret_key and token are plain attributes
+
+    def _taken(self, bucket: str, answer: Answer | None, answered: frozenset[int]) -> Answer | None:
+        """``answer`` if it is one handed on; None leaves it to s3fs (and a
+        redirect or a refused request the bucket, from then on)."""
         if answer is None or answer.status in LEFT_TO_S3FS:  # a redirect, or not this endpoint's bucket
             self.left_to_s3fs.add(bucket)
             return None
         if answer.status not in answered or (answer.status == 404 and error_code(answer) != "NoSuchKey"):
             return None  # a missing bucket, or a 404 from something else: s3fs tells
         return answer
+
+
+NOT_NOW = object()
+"""What :meth:`LeanS3.get_blocking` answers when only the async path can
+sign (refreshable credentials that are due)."""
 
 
 def plain_bucket(bucket: str) -> bool:
@@ -313,6 +376,20 @@ and the event loop) and that client (None: s3fs only). A forked process
 never reuses it: fsspec refuses a filesystem used across a fork."""
 
 
+def known_lean_s3(fs: Any) -> LeanS3 | None:
+    """The lean client :func:`lean_s3_of` made for ``fs``, when ``fs``'s
+    botocore client and loop are still the ones it was made for; None
+    otherwise (not yet made, or only s3fs). For a read from another
+    thread, which cannot await the session."""
+    seen = _LEAN.get(fs) if _plain_fs(fs) else None
+    if seen is None:
+        return None
+    (s3client, loop), lean = seen
+    if getattr(fs, "_s3", None) is not s3client or getattr(fs, "loop", None) is not loop:
+        return None
+    return lean
+
+
 async def lean_s3_of(fs: Any) -> LeanS3 | None:
     """The lean GETs of the s3fs filesystem ``fs`` (on its loop), or None
     when its settings are ones only s3fs honours. Follows the filesystem's
@@ -346,4 +423,5 @@ async def lean_put(fs: Any, path: str, value: bytes, headers: dict[str, str]) ->
     return answer.status
 
 
-__all__ = ["ANSWERED", "EMPTY_SHA256", "LeanS3", "PUT_ANSWERED", "PUT_MAX_NBYTES", "SigV4", "lean_put", "lean_s3_of"]
+__all__ = ["ANSWERED", "EMPTY_SHA256", "LeanS3", "NOT_NOW", "PUT_ANSWERED", "PUT_MAX_NBYTES", "SigV4", "known_lean_s3",
+           "lean_put", "lean_s3_of"]

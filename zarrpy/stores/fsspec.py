@@ -377,14 +377,15 @@ class FsspecStore(Store):
         :attr:`request_concurrency` at once; local files by ``fstat`` and
         fsspec's memory filesystem by file object. Other filesystems: the
         default (a size request, then the bytes; no versions). A single
-        HTTP request is sent from the calling thread
+        HTTP or S3 request is sent from the calling thread
         (:func:`~zarrpy.stores._fsspec_versioned.blocking_reader_of`): the
         caller waits for it anyway, and the hops to the event loop's thread
         and back cost more than the request's own CPU."""
         if len(requests) == 1 and (read := blocking_reader_of(self.fs)) is not None and not self._on_loop():
             (r,) = requests
+            path = self._full(r.key)
             try:
-                result: ObjectRead | None | BaseException = read(self.fs, self._full(r.key), r.range, r.if_match)
+                result: ObjectRead | None | BaseException = read(self.fs, path, r.range, r.if_match)
             except Exception as exc:  # noqa: BLE001 - named as a batch's error is
                 result = exc
             return checked_answers(self, requests, [result])
