@@ -18,7 +18,12 @@ byte of an answer came (a GET is safe to repeat, and so is a PUT; a
 conditional PUT that the server applied but whose answer was lost is then
 refused by its own first attempt and reported as not applied, as any
 client's retry would: the caller re-reads and writes again, so nothing is
-lost). What it leaves to aiohttp (:func:`plain_client_for` says None, or
+lost). A request whose caller waits for its one answer can be sent from that
+thread instead (:meth:`LeanClient.request_blocking`): the same parsing
+(:class:`_Connection`, driven by a blocking socket), its own pool of
+kept-alive connections, each checked for a close or stray bytes before it
+is used again; no hop to the loop's thread and back.
+What it leaves to aiohttp (:func:`plain_client_for` says None, or
 :meth:`LeanClient.get` answers None before anything is used): redirects,
 encoded bodies (it asks for ``identity``), credentials in the URL, and any
 filesystem whose session or request options are set.
