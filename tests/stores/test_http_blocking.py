@@ -9,7 +9,7 @@ client's parsing is tested in both ways of sending in test_http_client.
 from __future__ import annotations
 
 import asyncio
-import threading
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any, Sequence
 
@@ -20,11 +20,11 @@ import zarrpy
 from bench.http_server import serve_directory
 from zarrpy.core.byte_range import RangeRequest, SuffixRequest, VersionedRequest
 from zarrpy.errors import StoreError
-from zarrpy.stores import _concurrent, _fsspec_versioned, fsspec as fsspec_store
+from zarrpy.stores import _concurrent, fsspec as fsspec_store
 from zarrpy.stores._http_client import Answer, LeanClient
 from zarrpy.stores.fsspec import FsspecStore
 
-from .test_http_client import RawServer, answer
+from .test_http_client import RawServer, answer, spy_aiohttp
 
 
 def test_blocking_requests_from_many_threads_share_kept_alive_connections() -> None:
@@ -38,28 +38,20 @@ def test_blocking_requests_from_many_threads_share_kept_alive_connections() -> N
     with RawServer(respond) as server:
         client = LeanClient()
         threads, per_thread = 6, 25
-        errors: list[BaseException] = []
         got: dict[str, bytes] = {}
 
         def reads(t: int) -> None:
-            try:
-                for i in range(per_thread):
-                    path = f"/t{t}/r{i}"
-                    answered = client.request_blocking("GET", server.url(path), {})
-                    assert answered is not None
-                    got[path] = answered.body
-            except BaseException as exc:  # noqa: BLE001 - reported below
-                errors.append(exc)
+            for i in range(per_thread):
+                path = f"/t{t}/r{i}"
+                answered = client.request_blocking("GET", server.url(path), {})
+                assert answered is not None
+                got[path] = answered.body
 
-        workers = [threading.Thread(target=reads, args=(t,)) for t in range(threads)]
-        for w in workers:
-            w.start()
-        for w in workers:
-            w.join(timeout=30)
+        with ThreadPoolExecutor(threads) as pool:
+            list(pool.map(reads, range(threads)))  # a failed read raises here
         for conns in client._blocking_idle.values():
             for conn in conns:
                 conn.close()
-    assert not errors
     assert len(got) == threads * per_thread and all(body == path.encode() for path, body in got.items())
     assert server.accepted <= threads
 
@@ -164,14 +156,7 @@ def test_an_array_opens_and_reads_one_chunk_without_a_hop(tmp_path: Path, monkey
 def test_the_aiohttp_setting_sends_nothing_blocking(site, monkeypatch) -> None:
     store, data, _, _ = site
     monkeypatch.setenv("ZARRPY_HTTP_CLIENT", "aiohttp")
-    calls = []
-    original = _fsspec_versioned._aiohttp_get
-
-    async def counting(fs: Any, url: Any, headers: dict[str, str]) -> Answer:
-        calls.append(str(url))
-        return await original(fs, url, headers)
-
-    monkeypatch.setattr(_fsspec_versioned, "_aiohttp_get", counting)
+    calls = spy_aiohttp(monkeypatch)
     hops = Hops(monkeypatch)
     assert store.get("obj") == data
     assert hops.blocking == 0 and len(calls) == 1

@@ -749,20 +749,26 @@ def aiohttp_module() -> Any:
     return pytest.importorskip("aiohttp")
 
 
+def spy_aiohttp(monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    """The URLs asked through the filesystem's aiohttp session from now on (a spy that calls through)."""
+    urls: list[str] = []
+    original = _fsspec_versioned._aiohttp_get
+
+    async def counting(fs: Any, url: Any, headers: dict[str, str]) -> Answer:
+        urls.append(str(url))
+        return await original(fs, url, headers)
+
+    monkeypatch.setattr(_fsspec_versioned, "_aiohttp_get", counting)
+    return urls
+
+
 def test_redirects_and_encoded_bodies_read_right_through_the_store(aiohttp_module, monkeypatch) -> None:
     """Through :func:`http_read` (a store's read), an answer the lean client
     leaves alone is asked again through the filesystem's aiohttp session,
     which follows the redirect and decodes the body."""
     from zarrpy.stores.fsspec import FsspecStore
 
-    fallbacks = []
-    original = _fsspec_versioned._aiohttp_get
-
-    async def counting(fs: Any, url: Any, headers: dict[str, str]) -> Answer:
-        fallbacks.append(str(url))
-        return await original(fs, url, headers)
-
-    monkeypatch.setattr(_fsspec_versioned, "_aiohttp_get", counting)
+    fallbacks = spy_aiohttp(monkeypatch)
     table = {"/site/moved": [answer(b"", "Location: /site/real", status="302 Found")],
              "/site/real": [answer(BODY, 'ETag: "r"')],
              "/site/packed": [answer(gzip.compress(BODY), "Content-Encoding: gzip")],
@@ -854,9 +860,8 @@ def test_an_array_reads_the_same_with_either_client(aiohttp_module, tmp_path: Pa
     a = zarrpy.create_array(str(tmp_path / "a.zarr"), shape=data.shape, dtype="int32", chunks=(16, 16),
                             compressors=[{"name": "zstd", "configuration": {"level": 1}}])
     a[...] = data
-    lean_calls, aiohttp_calls, blocking_calls = [], [], []
-    lean_get, aiohttp_get = LeanClient.get, _fsspec_versioned._aiohttp_get
-    lean_blocking = LeanClient.request_blocking
+    lean_calls, blocking_calls = [], []
+    lean_get, lean_blocking = LeanClient.get, LeanClient.request_blocking
 
     async def counting_lean(self: LeanClient, url: str, headers: dict[str, str]) -> Answer | None:
         lean_calls.append(url)
@@ -868,13 +873,9 @@ def test_an_array_reads_the_same_with_either_client(aiohttp_module, tmp_path: Pa
         blocking_calls.append(url)
         return lean_blocking(self, method, url, headers, body)
 
-    async def counting_aiohttp(fs: Any, url: Any, headers: dict[str, str]) -> Answer:
-        aiohttp_calls.append(str(url))
-        return await aiohttp_get(fs, url, headers)
-
     monkeypatch.setattr(LeanClient, "get", counting_lean)
     monkeypatch.setattr(LeanClient, "request_blocking", counting_blocking)
-    monkeypatch.setattr(_fsspec_versioned, "_aiohttp_get", counting_aiohttp)
+    aiohttp_calls = spy_aiohttp(monkeypatch)
     if env is None:
         monkeypatch.delenv(ENV_VAR, raising=False)
     else:
