@@ -8,6 +8,12 @@ however many keys exist, and taken in sorted order so writes that lock
 several keys cannot deadlock. They serialise threads of one process; writers
 in several processes that share chunks or shards need a synchronizer as well
 (:mod:`zarrpy.pipeline.synchronizer`).
+
+A stripe is re-entrant: a write made by the thread that holds stripes (a
+store's callback writing to another store, as tests of concurrent writers
+do) takes a stripe it already holds when another key hashes to it, rather
+than waiting for itself forever (one time in 1024, with string hashing
+random per process).
 """
 
 from __future__ import annotations
@@ -16,7 +22,7 @@ import threading
 from contextlib import contextmanager
 from typing import Hashable, Iterable, Iterator
 
-_STRIPES = tuple(threading.Lock() for _ in range(1024))
+_STRIPES = tuple(threading.RLock() for _ in range(1024))
 
 
 @contextmanager
