@@ -20,10 +20,10 @@ import zarrpy
 from bench.http_server import serve_directory
 from zarrpy.core.byte_range import RangeRequest, SuffixRequest, VersionedRequest
 from zarrpy.errors import StoreError
-from zarrpy.stores import _concurrent, fsspec as fsspec_store
-from zarrpy.stores._http_client import Answer, LeanClient
+from zarrpy.stores._http_client import LeanClient
 from zarrpy.stores.fsspec import FsspecStore
 
+from .sends import Sends
 from .test_http_client import RawServer, answer, spy_aiohttp
 
 
@@ -56,26 +56,6 @@ def test_blocking_requests_from_many_threads_share_kept_alive_connections() -> N
     assert server.accepted <= threads
 
 
-class Hops:
-    """Counts of batches started on the loop and of blocking requests (spies that call through)."""
-
-    def __init__(self, monkeypatch: pytest.MonkeyPatch) -> None:
-        self.on_loop = 0
-        self.blocking = 0
-        start_on_loop, request_blocking = _concurrent.start_on_loop, LeanClient.request_blocking
-
-        def counting_start(*args: Any, **kwargs: Any) -> Any:
-            self.on_loop += 1
-            return start_on_loop(*args, **kwargs)
-
-        def counting_blocking(client: LeanClient, *args: Any, **kwargs: Any) -> Answer | None:
-            self.blocking += 1
-            return request_blocking(client, *args, **kwargs)
-
-        monkeypatch.setattr(fsspec_store, "start_on_loop", counting_start)
-        monkeypatch.setattr(LeanClient, "request_blocking", counting_blocking)
-
-
 @pytest.fixture
 def site(tmp_path: Path) -> Any:
     data = bytes(range(256)) * 40
@@ -86,12 +66,12 @@ def site(tmp_path: Path) -> Any:
 
 def test_one_read_is_sent_from_the_calling_thread_a_batch_on_the_loop(site, monkeypatch) -> None:
     store, data, _, server = site
-    hops = Hops(monkeypatch)
+    sends = Sends(monkeypatch)
     whole, = store.get_versioned([VersionedRequest("obj")])
-    assert (hops.blocking, hops.on_loop) == (1, 0)
+    assert (sends.blocking, sends.on_loop) == (1, 0)
     assert whole is not None and whole.data == data and whole.size == len(data) and whole.version is not None
     part, tail = store.get_versioned([VersionedRequest("obj", RangeRequest(10, 20)), VersionedRequest("obj", SuffixRequest(7))])
-    assert (hops.blocking, hops.on_loop) == (1, 1)
+    assert (sends.blocking, sends.on_loop) == (1, 1)
     assert (part.data, tail.data) == (data[10:20], data[-7:])
     assert server.log.count("GET") == 3
 
@@ -104,10 +84,10 @@ def test_one_blocking_read_answers_as_a_batch_does(site, monkeypatch) -> None:
     requests = [VersionedRequest("missing"), VersionedRequest("obj", RangeRequest(5, 9)),
                 VersionedRequest("obj", SuffixRequest(3), version), VersionedRequest("obj", None, '"other"'),
                 VersionedRequest("obj", RangeRequest(len(data) + 5, len(data) + 9))]
-    hops = Hops(monkeypatch)
+    sends = Sends(monkeypatch)
     alone = [store.get_versioned([r])[0] for r in requests]
     batch = store.get_versioned(requests)
-    assert (hops.blocking, hops.on_loop) == (len(requests), 1)
+    assert (sends.blocking, sends.on_loop) == (len(requests), 1)
     assert alone == batch
     assert alone[0] is None and alone[1].data == data[5:9] and alone[2].data == data[-3:]
     assert alone[3].data is None  # a changed object: 412
@@ -143,12 +123,12 @@ def test_an_array_opens_and_reads_one_chunk_without_a_hop(tmp_path: Path, monkey
     a = zarrpy.create_array(str(tmp_path / "a.zarr"), shape=x.shape, dtype="int32", chunks=(32, 32))
     a[...] = x
     with serve_directory(tmp_path, latency=0.05) as (base, server):  # requests in flight together overlap
-        hops = Hops(monkeypatch)
+        sends = Sends(monkeypatch)
         got = zarrpy.open_array(f"{base}/a.zarr", mode="r")
         np.testing.assert_array_equal(got[3:20, 5:30], x[3:20, 5:30])
-        assert (hops.blocking, hops.on_loop) == (2, 0)
+        assert (sends.blocking, sends.on_loop) == (2, 0)
         np.testing.assert_array_equal(got[...], x)  # four chunks: one batch on the loop
-        assert (hops.blocking, hops.on_loop) == (2, 1)
+        assert (sends.blocking, sends.on_loop) == (2, 1)
         assert server.log.count("GET") == 1 + 1 + 4
         assert server.log.depth() == 3
 
@@ -157,6 +137,6 @@ def test_the_aiohttp_setting_sends_nothing_blocking(site, monkeypatch) -> None:
     store, data, _, _ = site
     monkeypatch.setenv("ZARRPY_HTTP_CLIENT", "aiohttp")
     calls = spy_aiohttp(monkeypatch)
-    hops = Hops(monkeypatch)
+    sends = Sends(monkeypatch)
     assert store.get("obj") == data
-    assert hops.blocking == 0 and len(calls) == 1
+    assert sends.blocking == 0 and len(calls) == 1

@@ -23,6 +23,7 @@ from zarrpy.core.byte_range import RangeRequest, SuffixRequest  # noqa: E402
 from zarrpy.stores.abc import VersionedRequest  # noqa: E402
 from zarrpy.stores.fsspec import FsspecStore  # noqa: E402
 from zarrpy.stores._s3_lean import SigV4, lean_s3_of  # noqa: E402
+from tests.stores.sends import Sends  # noqa: E402
 from tests.stores.s3_server import BUCKET, inspect_requests, request_log, s3_options, set_latency  # noqa: E402,F401
 
 WHEN = datetime(2026, 3, 4, 5, 6, 7, tzinfo=timezone.utc)
@@ -430,29 +431,6 @@ def test_lean_requests_keep_the_round_trips_at_the_floor(s3_options: dict[str, A
         set_latency(s3_options, 0.0)
     assert not wire.botocore_gets() and not wire.botocore_gets("PUT"), wire.seen
     assert all(valid for *_, valid in wire.lean_gets() + wire.lean_gets("PUT"))
-
-
-class Sends:
-    """Lean requests sent blocking, and batches started on the loop (spies that call through)."""
-
-    def __init__(self, monkeypatch: pytest.MonkeyPatch) -> None:
-        from zarrpy.stores import fsspec as fsspec_store
-        from zarrpy.stores._http_client import LeanClient
-
-        self.blocking = 0
-        self.on_loop = 0
-        request_blocking, start_on_loop = LeanClient.request_blocking, fsspec_store.start_on_loop
-
-        def counting_blocking(client: Any, *args: Any, **kwargs: Any) -> Any:
-            self.blocking += 1
-            return request_blocking(client, *args, **kwargs)
-
-        def counting_start(*args: Any, **kwargs: Any) -> Any:
-            self.on_loop += 1
-            return start_on_loop(*args, **kwargs)
-
-        monkeypatch.setattr(LeanClient, "request_blocking", counting_blocking)
-        monkeypatch.setattr(fsspec_store, "start_on_loop", counting_start)
 
 
 def test_a_single_read_is_signed_and_sent_from_the_calling_thread(s3_options: dict[str, Any], wire: Wire,  # noqa: F811

@@ -189,6 +189,8 @@ class FsspecStore(Store):
         self._zip = isinstance(fs, ZipFileSystem)
         # HTTP and S3 read through one GET per request (get_versioned's readers).
         self._one_get = reader_of(fs)[0] is not None
+        # HTTP and S3: a single request is sent from the asking thread (get_versioned).
+        self._blocking_read = blocking_reader_of(fs)
         # Older fsspec zip filesystems raise zipfile's KeyError for a missing member.
         self._missing = _MISSING + ((KeyError,) if self._zip else ())
         root = fs._strip_protocol(path).rstrip("/") if path else ""
@@ -381,11 +383,11 @@ class FsspecStore(Store):
         (:func:`~zarrpy.stores._fsspec_versioned.blocking_reader_of`): the
         caller waits for it anyway, and the hops to the event loop's thread
         and back cost more than the request's own CPU."""
-        if len(requests) == 1 and (read := blocking_reader_of(self.fs)) is not None and not self._on_loop():
+        if len(requests) == 1 and self._blocking_read is not None and not self._on_loop():
             (r,) = requests
             path = self._full(r.key)
             try:
-                result: ObjectRead | None | BaseException = read(self.fs, path, r.range, r.if_match)
+                result: ObjectRead | None | BaseException = self._blocking_read(self.fs, path, r.range, r.if_match)
             except Exception as exc:  # noqa: BLE001 - named as a batch's error is
                 result = exc
             return checked_answers(self, requests, [result])
