@@ -60,7 +60,7 @@ class ShardPartialDecoder(IndexedDecoder):
     while the index is first loaded.
     """
 
-    __slots__ = ("layout", "max_gap_nbytes", "_read", "_index", "_loaded", "_map")
+    __slots__ = ("layout", "max_gap_nbytes", "_read", "_index", "_loaded", "_map", "_last_runs")
 
     def __init__(
         self, layout: ShardLayout, read: ByteReader, *, max_gap_nbytes: int = DEFAULT_MAX_GAP_NBYTES, map_fn: Any = None
@@ -71,6 +71,7 @@ class ShardPartialDecoder(IndexedDecoder):
         self._read = read
         self._index: ShardIndex | None = None
         self._loaded = False
+        self._last_runs: tuple[ShardIndex | None, Sequence[tuple[Any, ...]], Any] | None = None
 
     def index(self) -> ShardIndex | None:
         """The shard's checked index (read on first use, unless the read
@@ -158,8 +159,21 @@ class ShardPartialDecoder(IndexedDecoder):
     def _runs(self, selections: Sequence[tuple[Any, ...]]) -> tuple[list[tuple[RangeRequest, list[int]]], frozenset[int], bool]:
         """The merged ranges of the stored inner chunks ``selections`` touch,
         each with those inner chunks; the touched ones stored nowhere; and
-        whether any is an inner shard read in part through its own index."""
+        whether any is an inner shard read in part through its own index.
+        Remembered for the last ``selections`` (the same object) and index:
+        a planner asks :meth:`byte_ranges` and then :meth:`parts_by_range`
+        of one selection, on the event loop between an index's answer and
+        the ranges' requests."""
         index = self.index()
+        last = self._last_runs
+        if last is not None and last[0] is index and last[1] is selections:
+            return last[2]  # type: ignore[no-any-return]
+        runs = self._runs_of(index, selections)
+        self._last_runs = (index, selections, runs)
+        return runs
+
+    def _runs_of(self, index: ShardIndex | None, selections: Sequence[tuple[Any, ...]],
+                 ) -> tuple[list[tuple[RangeRequest, list[int]]], frozenset[int], bool]:
         if index is None:
             return [], frozenset(), False
         layout = self.layout
