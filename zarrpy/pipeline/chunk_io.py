@@ -42,7 +42,7 @@ import numpy as np
 from ..codecs.chain import BoundChain, chain_from_json
 from ..codecs.fill import fill_chunk, fixed_fill
 from ..codecs.merge import ChunkWrite
-from ..codecs.partial import ArrayPartialDecoder, DecodeOptions, IndexedDecoder, MapFn, reads_partially
+from ..codecs.partial import ArrayPartialDecoder, ChunkSelection, DecodeOptions, IndexedDecoder, MapFn, reads_partially
 from ..core._typing import BytesLike, ChunkCoords, Shape
 from ..core.batches import even_runs
 from ..core.byte_range import ObjectRead, VersionedRequest
@@ -429,22 +429,25 @@ class ChunkIO(ChunkKeys):
         assert self._shard_reads is not None
         drain: AnswerDrain[Callable[[], None]] = AnswerDrain(lambda work: work())
         groups_of = {key: group for key, group in part}
+        # One list per shard, planned and decoded with: its decoder walks
+        # the selections once (see ShardPartialDecoder._walk).
+        selections_of = {key: [p.chunk_dim_selection for p in group] for key, group in part}
 
         def ready(key: str, decoder: IndexedDecoder) -> None:
             # Its inner chunks join the drain, not the pool: a drain thread
             # waiting on the pool would wait for helpers busy with the drain.
-            self._scatter_decoded_part(out, key, groups_of[key], decoder, _queue_on(drain, key))
+            self._scatter_decoded_part(out, key, groups_of[key], decoder, _queue_on(drain, key), selections_of[key])
 
         def ready_parts(key: str, decoder: IndexedDecoder, parts: frozenset[int]) -> None:
             dests = self._part_dests(out, decoder, groups_of[key])
             assert dests is not None  # splits(key, decoder) said so
             try:
-                decoder.decode_parts_into([p.chunk_dim_selection for p in groups_of[key]], dests, parts)
+                decoder.decode_parts_into(selections_of[key], dests, parts)
             except CodecError as exc:
                 raise at_key(exc, key) from exc
 
         self._shard_reads.read_answered(
-            [(key, [p.chunk_dim_selection for p in group]) for key, group in part], ready,
+            list(selections_of.items()), ready,
             [key for key, _ in whole], self._whole_scatter(out, whole, drain), drain,
             ready_parts, lambda key, decoder: self._part_dests(out, decoder, groups_of[key]) is not None)
 
@@ -576,16 +579,19 @@ class ChunkIO(ChunkKeys):
 
     def _scatter_decoded_part(
         self, out: np.ndarray, key: str, group: list[Projection], decoder: ArrayPartialDecoder,
-        into_map: MapFn | None = None,
+        into_map: MapFn | None = None, selections: list[ChunkSelection] | None = None,
     ) -> None:
         """The selections of ``group`` from one stored chunk's ``decoder``
         into ``out``: straight into their boxes where they can be (with
         ``into_map``, when given, running the decoder's pieces: it may only
-        queue them), else decoded and copied."""
+        queue them), else decoded and copied. ``selections``, when given,
+        are ``group``'s (the list the read was planned with)."""
+        if selections is None:
+            selections = [p.chunk_dim_selection for p in group]
         dests = self._part_dests(out, decoder, group)
         if dests is not None:
             try:
-                if decoder.decode_selections_into([p.chunk_dim_selection for p in group], dests, into_map):
+                if decoder.decode_selections_into(selections, dests, into_map):
                     return
             except CodecError as exc:
                 raise at_key(exc, key) from exc
@@ -593,7 +599,7 @@ class ChunkIO(ChunkKeys):
                 _put_fill(out, proj, self.read_form)
             return
         try:
-            parts = decoder.decode_selections([p.chunk_dim_selection for p in group])
+            parts = decoder.decode_selections(selections)
             blocks = []
             for proj, part in zip(group, parts):
                 if part is not None and proj.pick is not None:

@@ -60,7 +60,7 @@ class ShardPartialDecoder(IndexedDecoder):
     while the index is first loaded.
     """
 
-    __slots__ = ("layout", "max_gap_nbytes", "_read", "_index", "_loaded", "_map", "_last_runs")
+    __slots__ = ("layout", "max_gap_nbytes", "_read", "_index", "_loaded", "_map", "_last_runs", "_last_walk")
 
     def __init__(
         self, layout: ShardLayout, read: ByteReader, *, max_gap_nbytes: int = DEFAULT_MAX_GAP_NBYTES, map_fn: Any = None
@@ -72,6 +72,7 @@ class ShardPartialDecoder(IndexedDecoder):
         self._index: ShardIndex | None = None
         self._loaded = False
         self._last_runs: tuple[ShardIndex | None, Sequence[tuple[Any, ...]], Any] | None = None
+        self._last_walk: tuple[Sequence[tuple[Any, ...]], list[tuple[int, int, ChunkProjection]]] | None = None
 
     def index(self) -> ShardIndex | None:
         """The shard's checked index (read on first use, unless the read
@@ -177,10 +178,7 @@ class ShardPartialDecoder(IndexedDecoder):
         if index is None:
             return [], frozenset(), False
         layout = self.layout
-        touched: list[tuple[int, ChunkProjection]] = []
-        for selection in selections:
-            indexer = OrthogonalIndexer(normalise_selection(selection), layout.spec.shape, layout.inner_spec.shape)
-            touched.extend((layout.position(p.chunk_coords), p) for p in indexer)
+        touched = [(pos, p) for _, pos, p in self._walk(selections)]
         positions = {pos for pos, _ in touched}
         nested = set()
         if layout.inner.holds_chunks:
@@ -209,6 +207,22 @@ class ShardPartialDecoder(IndexedDecoder):
                 i += 1
             runs.append((RangeRequest(a, b), held))
         return runs, frozenset(unstored), bool(nested)
+
+    def _walk(self, selections: Sequence[tuple[Any, ...]]) -> list[tuple[int, int, ChunkProjection]]:
+        """``(selection's number, inner chunk position, projection)`` of every
+        inner chunk ``selections`` touch, remembered for the last
+        ``selections`` (the same object): the planner's ranges and each of
+        a shard's ranges decoded as it arrives walk one selection once."""
+        last = self._last_walk
+        if last is not None and last[0] is selections:
+            return last[1]
+        layout = self.layout
+        walk: list[tuple[int, int, ChunkProjection]] = []
+        for i, selection in enumerate(selections):
+            indexer = OrthogonalIndexer(normalise_selection(selection), layout.spec.shape, layout.inner_spec.shape)
+            walk.extend((i, layout.position(p.chunk_coords), p) for p in indexer)
+        self._last_walk = (selections, walk)
+        return walk
 
     def decode_selection(self, selection: tuple[Any, ...]) -> ArrayBytes | None:
         """The orthogonal ``selection`` of the shard, or None if the shard is missing.
@@ -277,16 +291,13 @@ class ShardPartialDecoder(IndexedDecoder):
         layout = self.layout
         work: list[tuple[int, list[tuple[np.ndarray, ChunkProjection]]]] = []
         by_pos: dict[int, list[tuple[np.ndarray, ChunkProjection]]] = {}
-        for selection, dest in zip(selections, dests):
-            indexer = OrthogonalIndexer(normalise_selection(selection), layout.spec.shape, layout.inner_spec.shape)
-            for proj in indexer:
-                pos = layout.position(proj.chunk_coords)
-                if parts is not None and pos not in parts:
-                    continue  # another range's inner chunk
-                if index.get(pos) is None:
-                    dest[proj.out_selection] = layout.fill
-                else:
-                    by_pos.setdefault(pos, []).append((dest, proj))
+        for i, pos, proj in self._walk(selections):
+            if parts is not None and pos not in parts:
+                continue  # another range's inner chunk
+            if index.get(pos) is None:
+                dests[i][proj.out_selection] = layout.fill
+            else:
+                by_pos.setdefault(pos, []).append((dests[i], proj))
         work = list(by_pos.items())
         part_positions = self._read_in_part((pos, p) for pos, items in work for _, p in items)
         in_part = {pos: items for pos, items in work if pos in part_positions}
