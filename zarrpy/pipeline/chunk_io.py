@@ -380,9 +380,11 @@ class ChunkIO(ChunkKeys):
             # while stage 2 fetches the shards' inner chunks, each batch of
             # shards decoded as soon as its bytes are in.
             groups_of = {key: group for key, group in part}
+            selections_of = _selections_of(part)
             self._shard_reads.read(
-                [(key, [p.chunk_dim_selection for p in group]) for key, group in part],
-                lambda key, decoder: self._scatter_decoded_part(out, key, groups_of[key], decoder),
+                list(selections_of.items()),
+                lambda key, decoder: self._scatter_decoded_part(out, key, groups_of[key], decoder,
+                                                                selections=selections_of[key]),
                 [k for k, _ in whole], decode_whole, groups=groups)
             return
         if not part and len(whole) > 1 and self.store.sends_at_once:
@@ -429,9 +431,7 @@ class ChunkIO(ChunkKeys):
         assert self._shard_reads is not None
         drain: AnswerDrain[Callable[[], None]] = AnswerDrain(lambda work: work())
         groups_of = {key: group for key, group in part}
-        # One list per shard, planned and decoded with: its decoder walks
-        # the selections once (see ShardPartialDecoder._walk).
-        selections_of = {key: [p.chunk_dim_selection for p in group] for key, group in part}
+        selections_of = _selections_of(part)
 
         def ready(key: str, decoder: IndexedDecoder) -> None:
             # Its inner chunks join the drain, not the pool: a drain thread
@@ -967,6 +967,13 @@ def _outside(keep: Shape, shape: Shape) -> list[tuple[slice, ...]]:
             slice(0, keep[i]) if i < d else slice(k, n) if i == d else slice(0, shape[i]) for i in range(len(shape))
         ))
     return boxes
+
+
+def _selections_of(part: list[tuple[str, list[Projection]]]) -> dict[str, list[ChunkSelection]]:
+    """Each shard's selections as one list, which its read is planned and
+    decoded with: the shard's decoder then walks them once (it remembers
+    the walk of the last list it was given)."""
+    return {key: [p.chunk_dim_selection for p in group] for key, group in part}
 
 
 def _queue_on(drain: AnswerDrain[Callable[[], None]], key: str) -> MapFn:
