@@ -52,6 +52,12 @@ DEFAULT_MAX_GAP_NBYTES = 64 * 1024
 """Ranges this close together are read as one (cheaper than a second request)."""
 
 
+_Runs = tuple[list[tuple[RangeRequest, list[int]]], frozenset[int], bool]
+"""What :meth:`ShardPartialDecoder._runs` gives: the merged ranges with their
+inner chunks, the touched inner chunks stored nowhere, and whether any is an
+inner shard read in part."""
+
+
 class ShardPartialDecoder(IndexedDecoder):
     """Reads selections of one stored shard (see the module docstring).
 
@@ -71,7 +77,7 @@ class ShardPartialDecoder(IndexedDecoder):
         self._read = read
         self._index: ShardIndex | None = None
         self._loaded = False
-        self._last_runs: tuple[ShardIndex | None, Sequence[tuple[Any, ...]], Any] | None = None
+        self._last_runs: tuple[ShardIndex | None, Sequence[tuple[Any, ...]], _Runs] | None = None
         self._last_walk: tuple[Sequence[tuple[Any, ...]], list[tuple[int, int, ChunkProjection]]] | None = None
 
     def index(self) -> ShardIndex | None:
@@ -157,7 +163,7 @@ class ShardPartialDecoder(IndexedDecoder):
         one after another in the calling thread."""
         return self.decode_selections_into(selections, dests, serial_map, parts)
 
-    def _runs(self, selections: Sequence[tuple[Any, ...]]) -> tuple[list[tuple[RangeRequest, list[int]]], frozenset[int], bool]:
+    def _runs(self, selections: Sequence[tuple[Any, ...]]) -> _Runs:
         """The merged ranges of the stored inner chunks ``selections`` touch,
         each with those inner chunks; the touched ones stored nowhere; and
         whether any is an inner shard read in part through its own index.
@@ -168,13 +174,12 @@ class ShardPartialDecoder(IndexedDecoder):
         index = self.index()
         last = self._last_runs
         if last is not None and last[0] is index and last[1] is selections:
-            return last[2]  # type: ignore[no-any-return]
+            return last[2]
         runs = self._runs_of(index, selections)
         self._last_runs = (index, selections, runs)
         return runs
 
-    def _runs_of(self, index: ShardIndex | None, selections: Sequence[tuple[Any, ...]],
-                 ) -> tuple[list[tuple[RangeRequest, list[int]]], frozenset[int], bool]:
+    def _runs_of(self, index: ShardIndex | None, selections: Sequence[tuple[Any, ...]]) -> _Runs:
         if index is None:
             return [], frozenset(), False
         layout = self.layout
