@@ -294,7 +294,6 @@ class ShardPartialDecoder(IndexedDecoder):
         if index is None:
             return False
         layout = self.layout
-        work: list[tuple[int, list[tuple[np.ndarray, ChunkProjection]]]] = []
         by_pos: dict[int, list[tuple[np.ndarray, ChunkProjection]]] = {}
         for i, pos, proj in self._walk(selections):
             if parts is not None and pos not in parts:
