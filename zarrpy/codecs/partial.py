@@ -250,6 +250,12 @@ class IndexedDecoder(ArrayPartialDecoder):
     def use_index(self, index: Any) -> None:
         """Take an index returned by :meth:`load_index` earlier (no read)."""
 
+    def prepare(self, selections: Sequence[ChunkSelection]) -> None:
+        """Do what planning ``selections`` needs no index for, while the
+        index is in flight (a planner calls it after sending the index
+        request), so the step from the index's answer to the requests for
+        its ranges is short. The default: nothing."""
+
     @abstractmethod
     def byte_ranges(self, selections: Sequence[ChunkSelection]) -> list[RangeRequest]:
         """The merged byte ranges decoding ``selections`` reads, once the index is there."""

@@ -74,7 +74,7 @@ class IndexEntry:
     @property
     def nbytes(self) -> int:
         """What the entry holds, for a cache's byte budget."""
-        return int(self.index.entries.nbytes)
+        return int(self.index.nbytes)
 
 
 class IndexCache:
@@ -306,6 +306,8 @@ class ShardReads:
             [VersionedRequest(p.key, p.decoder.index_request()) for p in missing] + [VersionedRequest(k) for k in whole],
             on_answer=on_answer)
         stage1.when_done(settle)
+        for plan in missing:  # while the indexes are in flight
+            plan.decoder.prepare(plan.selections)
         if not stage1.live:
             stage1.result()  # a store that answers the batch all at once, here
         drain.run()
@@ -322,6 +324,8 @@ class ShardReads:
         missing = [plan for plan in plans if not self._use_kept_index(plan)]
         out = [([plan], self._send_ranges([plan])) for plan in plans if plan.cached]
         pending = [self.store.submit_versioned([VersionedRequest(p.key, p.decoder.index_request())]) for p in missing]
+        for plan in missing:  # while the indexes are in flight
+            plan.decoder.prepare(plan.selections)
         for i in in_answer_order(pending):
             (answer,) = pending[i].result()
             self._take_index(missing[i], answer)

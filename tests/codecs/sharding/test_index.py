@@ -210,3 +210,64 @@ def test_a_read_only_index_answers_lookups_like_its_entries():
     assert all(type(v) is int for pair in got if pair is not None for v in pair)
     with pytest.raises(IndexError):
         index.get(12)
+
+
+# -- the two checks: Python ints (small indexes) and numpy (large) ----------------
+
+from hypothesis import given, settings, strategies as st  # noqa: E402
+
+_entry = st.one_of(
+    st.just(E),
+    st.tuples(st.sampled_from([EMPTY]), st.integers(0, 200)),  # half empty
+    st.tuples(st.integers(0, 200), st.integers(0, 40)),
+    st.tuples(st.integers(2**64 - 50, 2**64 - 2), st.integers(0, 100)),  # may wrap
+)
+
+
+def _outcome(check):
+    try:
+        check()
+    except ChunkDecodeError as exc:
+        return str(exc)
+    return None
+
+
+@settings(max_examples=300, deadline=None)
+@given(entries=st.lists(_entry, min_size=6, max_size=6), shard_nbytes=st.one_of(st.none(), st.integers(0, 300)),
+       index_offset=st.one_of(st.none(), st.integers(0, 300)))
+def test_the_checks_on_ints_and_on_arrays_agree(entries, shard_nbytes, index_offset):
+    index = ShardIndex((2, 3), np.array(entries, dtype=np.uint64).reshape(2, 3, 2))
+    on_ints = _outcome(lambda: index._check_pairs(index.pairs(), index_offset, 100, shard_nbytes))
+    on_arrays = _outcome(lambda: index._check_arrays(index_offset, 100, shard_nbytes))
+    assert on_ints == on_arrays
+
+
+def test_a_large_index_is_checked_with_numpy():
+    # 32 x 16 inner chunks: past the small-index limit, the same errors.
+    grid = (32, 16)
+    entries = [E] * 512
+    entries[300] = (EMPTY, 4)
+    with pytest.raises(ChunkDecodeError, match=r"inner chunk \(18, 12\) is half empty"):
+        decode(entries, grid=grid)
+    entries[300] = (0, 8)
+    index = decode(entries, grid=grid, shard_nbytes=8 + 16 * 512 + 4, index_offset=8)
+    assert index.get(300) == (0, 8) and index.entries.flags.writeable
+
+
+def test_a_small_decoded_index_makes_its_array_only_when_asked():
+    index = decode([(0, 4), E, E, (4, 4)], shard_nbytes=80, index_offset=12)
+    assert index._entries is None  # held as ints
+    assert index.get(3) == (4, 4) and index.get(1) is None and index.nbytes == 64
+    index.set(1, 8, 2)  # written: the array is made, lookups read it
+    assert index.entries.flags.writeable and index.get(1) == (8, 2) and index.get(3) == (4, 4)
+    assert index.entries[0, 1].tolist() == [8, 2]
+
+
+def test_a_frozen_small_index_stays_on_ints_and_its_array_is_read_only():
+    index = decode([(0, 4), E, E, (4, 4)], shard_nbytes=80, index_offset=12)
+    index.freeze()
+    assert not index.entries.flags.writeable and index.entries.tolist() == [[[0, 4], [EMPTY, EMPTY]],
+                                                                              [[EMPTY, EMPTY], [4, 4]]]
+    assert index.get(3) == (4, 4) and index.pairs()[0] == (0, 4)
+    with pytest.raises(ValueError):
+        index.set(1, 8, 2)

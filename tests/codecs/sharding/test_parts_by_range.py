@@ -13,6 +13,7 @@ from zarrpy.codecs.chain import CodecChain
 from zarrpy.codecs.partial import DecodeOptions
 from zarrpy.codecs.sharding.partial import ShardPartialDecoder
 from zarrpy.core.array_bytes import ArrayBytes
+from zarrpy.core.byte_range import coalesce_ranges
 from zarrpy.core.byte_reader import BytesReader, PrefetchedReader
 from zarrpy.core.chunk_spec import ChunkSpec
 from zarrpy.core.dtypes import DataType
@@ -80,6 +81,11 @@ def test_ranges_decoded_one_by_one_give_the_selection(case) -> None:
             else:
                 assert request.start <= loc[0] and loc[0] + loc[1] <= request.end
 
+    # The ranges are the stored chunks touched, merged as coalesce_ranges merges them.
+    stored = [loc for loc in (index.get(pos) for pos in set().union(*parts)) if loc is not None and loc[1] > 0]
+    starts, ends = coalesce_ranges([o for o, _ in stored], [o + n for o, n in stored], gap)
+    assert [(r.start, r.end) for r in ranges] == list(zip(starts.tolist(), ends.tolist()))
+
     # Range by range, each decode with only the ranges added so far.
     reader = PrefetchedReader(len(shard), _NoReads())
     by_range = bound.partial_decoder(reader, DecodeOptions(max_gap_nbytes=gap))
@@ -135,3 +141,26 @@ def test_one_selection_is_walked_once(monkeypatch) -> None:
     assert new_parts is not None and 0 in set().union(*new_parts)
     assert any(r.start <= loc[0] < r.end for r in decoder.byte_ranges(selections))
     assert len(walks) == 3
+
+
+def test_a_selection_prepared_before_its_index_is_not_walked_again(monkeypatch) -> None:
+    """``prepare`` (the read planner calls it while the index is in
+    flight) walks the selections with no index loaded; the ranges asked
+    once the index is in take that walk."""
+    from zarrpy.codecs.sharding import partial as partial_module
+
+    values = np.arange(np.prod(SHAPE), dtype=np.uint16).reshape(SHAPE)
+    bound, shard = _shard(values)
+    walks = []
+    real = partial_module.OrthogonalIndexer
+    monkeypatch.setattr(partial_module, "OrthogonalIndexer", lambda *a: walks.append(a) or real(*a))
+    decoder = bound.partial_decoder(BytesReader(memoryview(shard).cast("B")), DecodeOptions(max_gap_nbytes=0))
+    selections = [(slice(2, 9), slice(1, 6))]
+    decoder.prepare(selections)
+    assert len(walks) == 1
+    decoder.load_index(shard, len(shard))
+    ranges = decoder.byte_ranges(selections)
+    out = np.zeros((7, 5), np.uint16)
+    assert decoder.decode_selections_into(selections, [out])
+    np.testing.assert_array_equal(out, values[2:9, 1:6])
+    assert len(walks) == 1 and ranges

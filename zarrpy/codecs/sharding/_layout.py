@@ -300,7 +300,7 @@ class ShardLayout:
         index = cache.get(key)
         if index is None:
             index = self.decode_index(encoded, index_offset, shard_nbytes)
-            index.entries.setflags(write=False)
+            index.freeze()
             if len(cache) >= _INDEX_CACHE_ENTRIES:
                 try:
                     del cache[next(iter(cache))]

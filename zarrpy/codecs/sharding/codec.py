@@ -61,7 +61,7 @@ from ..partial import (
     is_full_selection,
 )
 from ._layout import InnerWork, ShardLayout, normalise_selection
-from .index import NAME, ShardIndex, index_spec
+from .index import EMPTY_OFFSET, NAME, ShardIndex, index_spec
 from .order import DEFAULT_WRITE_ORDER, WRITE_ORDERS
 from .partial import DECODE_GROUPS, DEFAULT_MAX_GAP_NBYTES, ShardPartialDecoder
 
@@ -280,10 +280,10 @@ class ShardingCodec(ArrayToBytesCodec):
         inner_shape = layout.inner_spec.shape
         # Each inner chunk's box of ``dest``, by flat position (C order).
         boxes = [dest[_box(coords, inner_shape)] for coords in np.ndindex(*layout.grid_shape)]
-        entries = index.entries.reshape(-1, 2).tolist()
+        entries = index.pairs()
         stored = []
-        for pos, here in enumerate(index.present().tolist()):
-            if here:
+        for pos, (offset, _) in enumerate(entries):
+            if offset != EMPTY_OFFSET:
                 stored.append(pos)
             else:
                 boxes[pos][...] = layout.fill

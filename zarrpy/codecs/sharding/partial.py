@@ -31,7 +31,7 @@ import numpy as np
 
 from ...core.array_bytes import ArrayBytes
 from ...core.batches import even_runs
-from ...core.byte_range import ByteRequest, RangeRequest, ShortRead, SuffixRequest, coalesce_ranges, read_coalesced
+from ...core.byte_range import ByteRequest, RangeRequest, ShortRead, SuffixRequest, read_coalesced
 from ...errors import ChunkDecodeError
 from ...core.byte_reader import ByteReader, RangeReader
 from ..partial import DecodeOptions, IndexedDecoder, MapFn, reads_partially, serial_map
@@ -137,6 +137,12 @@ class ShardPartialDecoder(IndexedDecoder):
         planner confirms unchanged): no index read at all."""
         self._index, self._loaded = index, True
 
+    def prepare(self, selections: Sequence[tuple[Any, ...]]) -> None:
+        """Walk ``selections`` (the inner chunks they touch; no index needed)
+        while the index is in flight, so :meth:`byte_ranges` and the
+        decoding take the walk made here (remembered for this list)."""
+        self._walk(selections)
+
     def byte_ranges(self, selections: Sequence[tuple[Any, ...]]) -> list[RangeRequest]:
         """The merged byte ranges :meth:`decode_selections` (or ``_into``)
         will read for ``selections``, once the index is loaded: every stored
@@ -202,15 +208,20 @@ class ShardPartialDecoder(IndexedDecoder):
         if not stored:
             return [], frozenset(unstored), bool(nested)
         stored.sort()
-        run_starts, run_ends = coalesce_ranges([s for s, _, _ in stored], [e for _, e, _ in stored], self.max_gap_nbytes)
+        # Merged as coalesce_ranges merges (overlapping, touching or at most
+        # max_gap_nbytes apart), on the few ints at hand: this runs between
+        # an index's answer and the ranges' requests, where numpy calls
+        # cost several times what they cost warm.
+        gap = self.max_gap_nbytes
         runs: list[tuple[RangeRequest, list[int]]] = []
-        i = 0
-        for a, b in zip(run_starts.tolist(), run_ends.tolist()):
-            held = []
-            while i < len(stored) and stored[i][1] <= b:
-                held.append(stored[i][2])
-                i += 1
-            runs.append((RangeRequest(a, b), held))
+        run_start, run_end, held = stored[0][0], stored[0][1], [stored[0][2]]
+        for start, end, pos in stored[1:]:
+            if start > run_end + gap:
+                runs.append((RangeRequest(run_start, run_end), held))
+                run_start, run_end, held = start, end, []
+            run_end = max(run_end, end)
+            held.append(pos)
+        runs.append((RangeRequest(run_start, run_end), held))
         return runs, frozenset(unstored), bool(nested)
 
     def _walk(self, selections: Sequence[tuple[Any, ...]]) -> list[tuple[int, int, ChunkProjection]]:
