@@ -36,6 +36,8 @@ does too) so that a configuration a user writes can carry it.
 
 from __future__ import annotations
 
+import itertools
+
 from types import EllipsisType
 from typing import Any, Mapping, Sequence
 
@@ -279,7 +281,7 @@ class ShardingCodec(ArrayToBytesCodec):
         view = memoryview(data)
         inner_shape = layout.inner_spec.shape
         # Each inner chunk's box of ``dest``, by flat position (C order).
-        boxes = [dest[_box(coords, inner_shape)] for coords in np.ndindex(*layout.grid_shape)]
+        boxes = [dest[_box(coords, inner_shape)] for coords in itertools.product(*map(range, layout.grid_shape))]
         entries = index.pairs()
         stored = []
         for pos, (offset, _) in enumerate(entries):
