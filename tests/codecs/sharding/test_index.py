@@ -6,6 +6,8 @@ import struct
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from tests.codecs.sharding._helpers import (
     EMPTY,
@@ -214,7 +216,6 @@ def test_a_read_only_index_answers_lookups_like_its_entries():
 
 # -- the two checks: Python ints (small indexes) and numpy (large) ----------------
 
-from hypothesis import given, settings, strategies as st  # noqa: E402
 
 _entry = st.one_of(
     st.just(E),

@@ -37,7 +37,6 @@ does too) so that a configuration a user writes can carry it.
 from __future__ import annotations
 
 import itertools
-
 from types import EllipsisType
 from typing import Any, Mapping, Sequence
 

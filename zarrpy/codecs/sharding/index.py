@@ -214,8 +214,9 @@ class ShardIndex:
             index = cls(grid_shape, entries.reshape((*grid_shape, 2)))
             index.check(index_offset, len(encoded), shard_nbytes)
         else:
-            index = cls._of_pairs(grid_shape, list(zip(numbers[0::2], numbers[1::2])))
-            index._check_pairs(index._pairs, index_offset, len(encoded), shard_nbytes)  # type: ignore[arg-type]
+            pairs = list(zip(numbers[0::2], numbers[1::2]))
+            index = cls._of_pairs(grid_shape, pairs)
+            index._check_pairs(pairs, index_offset, len(encoded), shard_nbytes)
         return index
 
     def check(self, index_offset: int | None, index_nbytes: int, shard_nbytes: int | None) -> None:
